@@ -1,0 +1,200 @@
+/*
+ * libmetaspace — arena allocation for per-loader runtime metadata, with memory that goes back
+ * to the operating system when loaders die (a re-creation of HotSpot's Elastic Metaspace).
+ *
+ * Threading contract
+ *   - A metaspace may be used from any number of threads.
+ *   - Calls on one loader must be serialized by the caller (a runtime holds its loader lock anyway),
+ *     unless the loader was created with MS_LOADER_SHARED, in which case every call on it takes the
+ *     loader's own lock. This keeps the bump path free of atomics and locks for the common case.
+ *   - Statistics, reports and verification may run concurrently with anything.
+ *
+ * Errors
+ *   Functions that can fail return NULL or an ms_error_t and record the error for the calling
+ *   thread: ms_last_error() / ms_last_error_text(). A failed call leaves all state consistent.
+ */
+#ifndef METASPACE_METASPACE_H
+#define METASPACE_METASPACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MS_VERSION_MAJOR 0
+#define MS_VERSION_MINOR 1
+
+typedef struct ms_metaspace ms_metaspace_t;
+typedef struct ms_loader ms_loader_t;
+
+typedef enum ms_error {
+  MS_OK = 0,
+  MS_ERR_INVALID_ARGUMENT,   /* NULL handle, size 0, bad enum value, bad setting */
+  MS_ERR_TOO_LARGE,          /* request larger than a root chunk: never served */
+  MS_ERR_LIMIT,              /* the max committed size (cap) would be exceeded */
+  MS_ERR_CLASS_SPACE_FULL,   /* the compressed class space range is exhausted */
+  MS_ERR_COMMIT_FAILED,      /* the kernel refused to commit memory */
+  MS_ERR_RESERVE_FAILED,     /* the kernel refused to reserve address space */
+  MS_ERR_NOT_OWNED,          /* pointer not allocated from this loader */
+  MS_ERR_DOUBLE_FREE,        /* block is already free (detected in checked mode) */
+  MS_ERR_OVERWRITE,          /* a canary was overwritten (checked mode) */
+  MS_ERR_DESTROYED,          /* the loader was already destroyed */
+  MS_ERR_CORRUPTED           /* verification found a broken invariant */
+} ms_error_t;
+
+typedef enum ms_space { MS_SPACE_NONCLASS = 0, MS_SPACE_CLASS = 1 } ms_space_t;
+
+typedef enum ms_loader_kind {
+  MS_LOADER_BOOT = 0,     /* one per runtime, huge: large chunks from the start */
+  MS_LOADER_STANDARD = 1, /* ordinary loaders: small chunks first, growing */
+  MS_LOADER_MICRO = 2     /* one class each (reflection, hidden classes): tiny chunks, never grow */
+} ms_loader_kind_t;
+
+#define MS_LOADER_KIND_COUNT 3
+
+typedef enum ms_reclaim {
+  MS_RECLAIM_NONE = 0,       /* never merge, never uncommit: the pre-elastic behaviour */
+  MS_RECLAIM_BALANCED = 1,   /* merge on return, uncommit in ms_purge() */
+  MS_RECLAIM_AGGRESSIVE = 2  /* merge and uncommit as soon as a chunk is returned */
+} ms_reclaim_t;
+
+/* Loader creation flags. */
+#define MS_LOADER_SHARED 1u /* calls on this loader may come from several threads at once */
+
+typedef void (*ms_gc_callback_t)(ms_metaspace_t* ms, size_t committed_bytes, void* user);
+
+typedef struct ms_settings {
+  ms_reclaim_t reclaim;           /* default MS_RECLAIM_BALANCED */
+  size_t commit_granule_bytes;    /* 0: the reclaim policy's default; else power of 2, page..1 MiB */
+  size_t root_chunk_bytes;        /* default 4 MiB; power of 2, 64 KiB..64 MiB */
+  size_t node_bytes;              /* non-class node reservation, multiple of root chunk; default 64 MiB */
+  size_t class_space_bytes;       /* compressed class space; default 1 GiB, up to 4 GiB */
+  uintptr_t class_space_base;     /* requested base address; 0: anywhere */
+  size_t class_alignment_bytes;   /* 8..1024, power of 2; narrow pointer shift = log2 of it */
+  size_t max_committed_bytes;     /* cap on committed memory, both spaces; 0: unlimited */
+  size_t gc_threshold_bytes;      /* soft threshold reported to gc_callback; 0: none */
+  ms_gc_callback_t gc_callback;   /* called (outside all locks) when committed crosses the threshold */
+  void* gc_callback_user;
+  int checked;                    /* 1: canaries, zapping, protection of dead memory */
+} ms_settings_t;
+
+/* Fills in the defaults. Always call before changing fields. */
+void ms_settings_init(ms_settings_t* settings);
+
+ms_metaspace_t* ms_create(const ms_settings_t* settings);  /* NULL settings: defaults */
+/* Releases every loader and unmaps all reserved memory. */
+void ms_destroy(ms_metaspace_t* ms);
+
+ms_loader_t* ms_loader_create(ms_metaspace_t* ms, ms_loader_kind_t kind, unsigned flags);
+/* Returns all the loader's memory at once. Later calls with this handle are errors. */
+ms_error_t ms_loader_destroy(ms_loader_t* loader);
+
+/* Out-of-line part of ms_allocate; call ms_allocate. */
+void* ms_allocate_slow(ms_loader_t* loader, ms_space_t space, size_t bytes);
+
+/* Premature deallocation: the block is kept for reuse by the same loader. bytes must be the size
+ * that was requested. */
+ms_error_t ms_deallocate(ms_loader_t* loader, void* p, size_t bytes);
+
+/* Returns the memory of free chunks to the OS (balanced policy); cheap to call after unloading. */
+void ms_purge(ms_metaspace_t* ms);
+
+/* Narrow (compressed) class pointers: (p - base) >> shift. 0 encodes NULL. */
+uint32_t ms_encode_class(const ms_metaspace_t* ms, const void* p);
+void* ms_decode_class(const ms_metaspace_t* ms, uint32_t narrow);
+uintptr_t ms_class_space_base(const ms_metaspace_t* ms);
+unsigned ms_class_shift(const ms_metaspace_t* ms);
+unsigned ms_narrow_class_bits(const ms_metaspace_t* ms);  /* bits needed for the whole range */
+int ms_is_class_space(const ms_metaspace_t* ms, const void* p);
+
+void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb, void* user);
+
+/* Statistics. */
+typedef struct ms_space_stats {
+  size_t reserved_bytes;
+  size_t committed_bytes;
+  size_t used_bytes;              /* handed out and not freed (rounded to alignment) */
+  size_t free_in_chunks_bytes;    /* committed, not yet handed out, in chunks in use */
+  size_t free_chunks_bytes;       /* committed part of free chunks */
+  size_t free_blocks_bytes;       /* deallocated blocks, salvage and alignment gaps awaiting reuse */
+  size_t free_blocks_count;
+  size_t chunks_in_use;
+  size_t free_chunks;
+  size_t nodes;
+  size_t root_chunks;
+} ms_space_stats_t;
+
+typedef struct ms_stats {
+  ms_space_stats_t space[2];      /* indexed by ms_space_t */
+  ms_space_stats_t total;
+  size_t loaders;
+  size_t loaders_by_kind[MS_LOADER_KIND_COUNT];
+  size_t commit_granule_bytes;
+  size_t commits, uncommits;      /* calls into the kernel so far */
+} ms_stats_t;
+
+ms_error_t ms_get_stats(ms_metaspace_t* ms, ms_stats_t* out);
+
+typedef struct ms_loader_stats {
+  ms_loader_kind_t kind;
+  uint64_t allocations;
+  size_t used_bytes[2];
+  size_t committed_bytes[2];
+  size_t capacity_bytes[2];       /* sum of the chunks' sizes */
+  size_t free_blocks_bytes[2];
+  size_t free_blocks_count[2];
+  size_t chunks[2];
+} ms_loader_stats_t;
+
+ms_error_t ms_loader_get_stats(ms_loader_t* loader, ms_loader_stats_t* out);
+
+/* Checks every invariant; MS_OK or MS_ERR_CORRUPTED/MS_ERR_OVERWRITE (details in last error text). */
+ms_error_t ms_verify(ms_metaspace_t* ms);
+
+ms_error_t ms_last_error(void);
+const char* ms_last_error_text(void);
+const char* ms_error_name(ms_error_t e);
+
+/* ---- inline fast path: private layout, may change with any version ---- */
+
+struct ms__bump {
+  char* top;         /* next free byte of the current chunk */
+  char* end;         /* end of its committed part; top == end == NULL while the fast path is off */
+  uint64_t allocs;   /* blocks handed out by the fast path */
+};
+
+struct ms__loader_head {
+  struct ms__bump bump[2];  /* indexed by ms_space_t */
+};
+
+#if defined(__GNUC__)
+#define MS__LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define MS__LIKELY(x) (x)
+#endif
+
+/* Allocates bytes (rounded up to 8, or to the class alignment in class space) from the loader.
+ * NULL on failure with the reason in ms_last_error(). The fast path is a pointer bump. */
+static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t bytes) {
+  if (MS__LIKELY(loader != NULL && (unsigned)space <= 1u)) {
+    struct ms__bump* b = &((struct ms__loader_head*)loader)->bump[space];
+    char* top = __atomic_load_n(&b->top, __ATOMIC_RELAXED);
+    char* end = __atomic_load_n(&b->end, __ATOMIC_RELAXED);
+    size_t n = (bytes + 7u) & ~(size_t)7u;
+    /* n - 1 wraps for n == 0 (also for sizes that overflowed while rounding), so they fall through. */
+    if (MS__LIKELY(n - 1u < (size_t)(end - top))) {
+      __atomic_store_n(&b->top, top + n, __ATOMIC_RELAXED);
+      __atomic_store_n(&b->allocs, b->allocs + 1u, __ATOMIC_RELAXED);
+      return top;
+    }
+  }
+  return ms_allocate_slow(loader, space, bytes);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* METASPACE_METASPACE_H */

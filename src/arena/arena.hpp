@@ -1,0 +1,96 @@
+// An arena: the memory of one loader in one space. Blocks are bumped off the current chunk; the
+// bump state (top, end) lives in a window the public header can reach, so the fast path inlines
+// into the runtime and is a handful of instructions (see ms_allocate in metaspace.h).
+//
+// Everything else happens here, out of line, with the owning loader's lock held:
+//   free blocks first (best fit) → current chunk (committing granules on demand) → enlarge the
+//   current chunk in place → retire it (its committed tail becomes a free block) and take a new
+//   chunk whose size comes from the growth policy.
+//
+// The window is live only while the fast path may serve: while free blocks wait for reuse (they
+// must be looked at first), in checked mode, for loaders shared between threads and for class
+// arenas with an alignment above 8 bytes, top and end are parked here and the window is NULL/NULL.
+//
+//   chunks_ ─► [current: used | free ...end]  ─► [retired] ─► [retired] ─► null
+#pragma once
+
+#include <metaspace/metaspace.h>
+
+#include <cstddef>
+
+#include "arena/free_blocks.hpp"
+#include "arena/growth_policy.hpp"
+#include "chunks/chunk.hpp"
+#include "chunks/chunk_manager.hpp"
+
+namespace metaspace {
+
+struct ArenaStats {
+  size_t chunks = 0;
+  size_t capacity_bytes = 0;       // sum of chunk sizes
+  size_t committed_bytes = 0;      // per commit mask, within the chunks
+  size_t consumed_bytes = 0;       // bumped off chunks (live + free blocks)
+  size_t free_blocks_bytes = 0;
+  size_t free_blocks_count = 0;
+  size_t foreign_free_bytes = 0;   // free blocks that lie in the other space
+  size_t chunks_by_level[kMaxLevels] = {};
+};
+
+class Arena {
+ public:
+  // `alignment`: block alignment, a power of 2 from 8 to 1 KiB. `wastage`: where alignment gaps
+  // and salvaged tails go that this arena cannot use itself (class arenas hand them to their
+  // loader's non-class arena); null keeps them here. `window` is the fast-path state.
+  Arena(ChunkManager& chunks, GrowthPolicy policy, size_t alignment, ms__bump* window,
+        bool fast_path, Arena* wastage);
+  // Returns every chunk to the chunk manager at once.
+  ~Arena();
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  // The slow path. `bytes` is 1 .. root chunk size (the loader checks); null with error set.
+  void* allocate(size_t bytes);
+  // Files a block handed out by this loader for reuse.
+  void deallocate(void* p, size_t bytes);
+  // Takes a block of memory this arena may hand out (gaps and tails from a sibling arena).
+  void add_wastage(char* p, size_t bytes);
+
+  // True if [p, p + bytes) lies within the part of one of this arena's chunks handed out so far.
+  bool owns(const void* p, size_t bytes) const;
+  size_t alignment() const { return alignment_; }
+  FreeBlocks& free_blocks() { return free_blocks_; }
+
+  // Caller holds the loader lock and the chunk manager's lock.
+  ArenaStats stats_locked() const;
+  uint64_t slow_allocations() const { return slow_allocations_; }
+  bool verify() const;
+
+ private:
+  char* top() const;
+  void park();     // window → top_/end_
+  void publish();  // top_/end_ → window, if the fast path may serve
+  void* allocate_from_free_blocks(size_t bytes);
+  void* allocate_from_chunks(size_t bytes);
+  enum class Bump { kDone, kNoRoom, kFailed };
+  Bump bump_current(size_t bytes, char** out);
+  bool new_chunk(size_t bytes);
+  void salvage(Chunk* c, char* top);
+  void give_away(char* p, size_t bytes);
+
+  ChunkManager& chunks_manager_;
+  const GrowthPolicy policy_;
+  const size_t alignment_;
+  ms__bump* const window_;
+  const bool fast_path_;
+  Arena* const wastage_;
+
+  Chunk* chunks_ = nullptr;  // current chunk first
+  size_t chunk_count_ = 0;
+  char* top_ = nullptr;      // valid while parked
+  char* end_ = nullptr;      // end of the current chunk's committed part, while parked
+  bool parked_ = true;
+  FreeBlocks free_blocks_;
+  uint64_t slow_allocations_ = 0;
+};
+
+}  // namespace metaspace

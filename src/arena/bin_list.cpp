@@ -1,0 +1,48 @@
+#include "arena/bin_list.hpp"
+
+#include <bit>
+
+#include "common/verify.hpp"
+
+namespace metaspace {
+
+void BinList::add(void* p, size_t words) {
+  size_t i = words - 1;
+  Block* b = static_cast<Block*>(p);
+  b->next = bins_[i];
+  bins_[i] = b;
+  mask_ |= uint32_t{1} << i;
+  count_++;
+  words_ += words;
+}
+
+void* BinList::take(size_t words, size_t* got_words) {
+  uint32_t candidates = mask_ & (~uint32_t{0} << (words - 1));
+  if (candidates == 0) return nullptr;
+  size_t i = static_cast<size_t>(std::countr_zero(candidates));
+  Block* b = bins_[i];
+  bins_[i] = b->next;
+  if (bins_[i] == nullptr) mask_ &= ~(uint32_t{1} << i);
+  count_--;
+  words_ -= i + 1;
+  *got_words = i + 1;
+  return b;
+}
+
+bool BinList::verify() const {
+  size_t n = 0;
+  size_t w = 0;
+  for (size_t i = 0; i < kBins; i++) {
+    MS_VERIFY(((mask_ >> i) & 1) == (bins_[i] != nullptr ? 1u : 0u), "bin %zu mask bit wrong",
+              i + 1);
+    for (Block* b = bins_[i]; b != nullptr; b = b->next) {
+      n++;
+      w += i + 1;
+    }
+  }
+  MS_VERIFY(n == count_ && w == words_, "bins hold %zu blocks / %zu words, counters say %zu / %zu",
+            n, w, count_, words_);
+  return true;
+}
+
+}  // namespace metaspace

@@ -1,0 +1,43 @@
+// Free blocks of the 32 smallest sizes (1..32 words), one LIFO list per exact size, with a bitmap
+// of non-empty bins: insert and "smallest non-empty bin ≥ n" are O(1). A block stores only the
+// link to the next one, so even a one-word block can be kept.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace metaspace {
+
+class BinList {
+ public:
+  static constexpr size_t kBins = 32;
+  static constexpr size_t kMaxWords = kBins;
+
+  void add(void* p, size_t words);
+  // The smallest block of at least `words` words, or null; its size goes to *got_words.
+  void* take(size_t words, size_t* got_words);
+
+  bool empty() const { return mask_ == 0; }
+  size_t count() const { return count_; }
+  size_t words() const { return words_; }
+
+  bool verify() const;
+  // Visits every block (for statistics that classify blocks by address).
+  template <typename F>
+  void for_each(F f) const {
+    for (size_t i = 0; i < kBins; i++) {
+      for (Block* b = bins_[i]; b != nullptr; b = b->next) f(static_cast<void*>(b), i + 1);
+    }
+  }
+
+ private:
+  struct Block {
+    Block* next;
+  };
+  Block* bins_[kBins] = {};
+  uint32_t mask_ = 0;  // bit i: bin of size i + 1 words is non-empty
+  size_t count_ = 0;
+  size_t words_ = 0;
+};
+
+}  // namespace metaspace

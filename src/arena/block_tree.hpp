@@ -1,0 +1,66 @@
+// Free blocks larger than the bins, in an AVL tree ordered by size that lives inside the blocks
+// themselves. One tree node per distinct size; further blocks of that size hang off it in a list.
+// Finds the smallest block ≥ n (best fit) in O(log n) and knows its largest size.
+//
+//            [40w]──list──[40w]──[40w]
+//           /     \     (left: smaller sizes, right: larger)
+//       [35w]     [90w]
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace metaspace {
+
+class BlockTree {
+ public:
+  static constexpr size_t kMinWords = 6;  // room for a node in the block
+
+  void add(void* p, size_t words);
+  void* take(size_t words, size_t* got_words);
+
+  bool empty() const { return root_ == nullptr; }
+  size_t count() const { return count_; }
+  size_t words() const { return words_; }
+  size_t largest_words() const;
+
+  bool verify() const;
+  template <typename F>
+  void for_each(F f) const { visit(root_, f); }
+
+ private:
+  struct Node {
+    uint64_t canary;  // a constant: a node overwritten by a stray write is noticed by verify()
+    size_t words;
+    Node* left;
+    Node* right;
+    Node* same;  // further blocks of this size
+    int height;
+  };
+  static constexpr uint64_t kCanary = 0x4E4F44454E4F4445ull;  // "NODENODE"
+
+  static int height(const Node* n) { return n == nullptr ? 0 : n->height; }
+  static void update(Node* n);
+  static Node* rotate_left(Node* n);
+  static Node* rotate_right(Node* n);
+  static Node* rebalance(Node* n);
+  static Node* insert(Node* root, Node* fresh);
+  static Node* remove_min(Node* root, Node** min);
+  static Node* remove(Node* root, size_t words);
+  bool verify_subtree(const Node* n, size_t lo, size_t hi, int* height, size_t* count,
+                      size_t* words) const;
+
+  template <typename F>
+  static void visit(const Node* n, F& f) {
+    if (n == nullptr) return;
+    visit(n->left, f);
+    for (const Node* b = n; b != nullptr; b = b->same) f(const_cast<Node*>(b), b->words);
+    visit(n->right, f);
+  }
+
+  Node* root_ = nullptr;
+  size_t count_ = 0;
+  size_t words_ = 0;
+};
+
+}  // namespace metaspace

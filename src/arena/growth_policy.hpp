@@ -1,0 +1,38 @@
+// Which chunk size an arena asks for next, by loader kind and space. The sequence is walked one
+// step per chunk taken and its last entry repeats.
+//
+// Standard loaders keep doubling up to 256 KiB (HotSpot 25 stops at 16 KiB): busy loaders then own
+// whole commit granules, so their memory can be uncommitted when they die instead of staying
+// pinned by neighbours' live chunks in shared granules (shared/reference/design-findings.md,
+// design B). Commit on demand means the untouched tail of a big chunk costs nothing.
+// Micro loaders never grow and stay below a granule: they must not pay for a private granule.
+#pragma once
+
+#include <metaspace/metaspace.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "chunks/chunk_level.hpp"
+
+namespace metaspace {
+
+class GrowthPolicy {
+ public:
+  // Sizes in bytes, each a power of 2 ≥ 1 KiB; sizes above the root chunk are clamped to it.
+  GrowthPolicy(const std::vector<size_t>& sequence_bytes, const ChunkGeometry& geometry);
+
+  static GrowthPolicy for_loader(ms_loader_kind_t kind, ms_space_t space,
+                                 const ChunkGeometry& geometry);
+  static const std::vector<size_t>& default_sequence(ms_loader_kind_t kind, ms_space_t space);
+
+  int level_at(size_t chunk_index) const {
+    return levels_[chunk_index < levels_.size() ? chunk_index : levels_.size() - 1];
+  }
+  size_t steps() const { return levels_.size(); }
+
+ private:
+  std::vector<int> levels_;
+};
+
+}  // namespace metaspace

@@ -1,0 +1,239 @@
+#include "chunks/chunk_manager.hpp"
+
+#include <algorithm>
+
+#include "chunks/root_chunk_area.hpp"
+#include "common/error.hpp"
+#include "common/verify.hpp"
+
+namespace metaspace {
+
+ChunkManager::ChunkManager(VirtualSpaceList& vslist, const ChunkGeometry& geometry,
+                           ReclaimPolicy policy)
+    : vslist_(vslist), geometry_(geometry), policy_(policy), free_lists_(geometry.levels()) {}
+
+ChunkManager::~ChunkManager() = default;
+
+Chunk* ChunkManager::get_chunk(int preferred_level, int max_level, size_t min_committed_bytes) {
+  if (!geometry_.valid(preferred_level) || !geometry_.valid(max_level) ||
+      preferred_level > max_level || min_committed_bytes > geometry_.bytes(max_level)) {
+    fail(MS_ERR_INVALID_ARGUMENT, "chunk request: levels %d..%d, %zu bytes committed",
+         preferred_level, max_level, min_committed_bytes);
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> guard(lock_);
+  Chunk* c = take_free_chunk_locked(preferred_level, max_level, min_committed_bytes);
+  if (c == nullptr) c = new_root_chunk_locked();
+  if (c == nullptr) return nullptr;
+  if (c->level < preferred_level) {
+    RootChunkArea::split(c, preferred_level, pool_, free_lists_);
+  }
+  c->state = Chunk::State::kInUse;
+  c->used_bytes = 0;
+  size_t want = policy_.commit_whole_chunks ? c->bytes : min_committed_bytes;
+  if (ensure_committed_locked(c, want) != MS_OK) {
+    return_chunk_locked(c);
+    return nullptr;
+  }
+  return c;
+}
+
+Chunk* ChunkManager::take_free_chunk_locked(int preferred, int max_level, size_t min_committed) {
+  // Committed chunks first, near the wanted size before larger ones, so that big arenas do not
+  // eat the committed splinters that small loaders can use; then any chunk, then fresh memory.
+  auto take = [&](Chunk* c) {
+    if (c != nullptr) free_lists_.remove(c);
+    return c;
+  };
+  int near = std::min(preferred + 2, max_level);
+  for (int l = preferred; l <= near; l++) {
+    if (Chunk* c = free_lists_.find_committed(l, min_committed)) return take(c);
+  }
+  for (int l = preferred - 1; l >= 0; l--) {
+    if (Chunk* c = free_lists_.find_committed(l, min_committed)) return take(c);
+  }
+  for (int l = near + 1; l <= max_level; l++) {
+    if (Chunk* c = free_lists_.find_committed(l, min_committed)) return take(c);
+  }
+  for (int l = preferred; l <= max_level; l++) {
+    if (Chunk* c = free_lists_.first(l)) return take(c);
+  }
+  for (int l = preferred - 1; l >= 0; l--) {
+    if (Chunk* c = free_lists_.first(l)) return take(c);
+  }
+  return nullptr;
+}
+
+Chunk* ChunkManager::new_root_chunk_locked() {
+  VirtualSpaceNode* node = nullptr;
+  char* base = vslist_.allocate_root_chunk(&node);
+  if (base == nullptr) return nullptr;
+  Chunk* c = pool_.allocate();
+  c->base = base;
+  c->bytes = geometry_.root_bytes();
+  c->level = 0;
+  c->node = node;
+  c->state = Chunk::State::kFree;
+  areas_.push_back({node, c});
+  return c;
+}
+
+void ChunkManager::return_chunk(Chunk* c) {
+  std::lock_guard<std::mutex> guard(lock_);
+  return_chunk_locked(c);
+}
+
+void ChunkManager::return_chunks(Chunk* list) {
+  std::lock_guard<std::mutex> guard(lock_);
+  while (list != nullptr) {
+    Chunk* next = list->next;
+    list->prev = list->next = nullptr;
+    return_chunk_locked(list);
+    list = next;
+  }
+}
+
+void ChunkManager::return_chunk_locked(Chunk* c) {
+  c->used_bytes = 0;
+  c->state = Chunk::State::kFree;
+  if (policy_.merge) c = RootChunkArea::merge(c, geometry_, pool_, free_lists_);
+  refresh_committed_locked(c);
+  if (policy_.uncommit_on_return && c->bytes >= granule_bytes()) uncommit_locked(c);
+  free_lists_.add(c);
+}
+
+ms_error_t ChunkManager::ensure_committed(Chunk* c, size_t bytes) {
+  std::lock_guard<std::mutex> guard(lock_);
+  return ensure_committed_locked(c, bytes);
+}
+
+ms_error_t ChunkManager::ensure_committed_locked(Chunk* c, size_t bytes) {
+  size_t target = std::min(c->bytes, align_up(bytes, granule_bytes()));
+  if (target <= c->committed_bytes) return MS_OK;
+  ms_error_t err = c->node->ensure_committed(c->base + c->committed_bytes,
+                                             target - c->committed_bytes);
+  if (err != MS_OK) {
+    // Granules committed before the failure stay committed and belong to the chunk.
+    refresh_committed_locked(c);
+    return err;
+  }
+  c->committed_bytes = target;
+  return MS_OK;
+}
+
+void ChunkManager::refresh_committed_locked(Chunk* c) const {
+  const CommitMask& mask = c->node->mask();
+  size_t granule = granule_bytes();
+  if (c->bytes < granule) {
+    c->committed_bytes = mask.is_committed(c->base) ? c->bytes : 0;
+    return;
+  }
+  size_t first = mask.granule_index(c->base);
+  size_t n = 0;
+  while (n < c->bytes / granule && mask.bit(first + n)) n++;
+  c->committed_bytes = n * granule;
+}
+
+void ChunkManager::uncommit_locked(Chunk* c) {
+  if (c->node->uncommit(c->base, c->bytes) == MS_OK) c->committed_bytes = 0;
+}
+
+bool ChunkManager::attempt_enlarge(Chunk* c) {
+  if (!policy_.merge) return false;
+  std::lock_guard<std::mutex> guard(lock_);
+  return RootChunkArea::enlarge(c, geometry_, pool_, free_lists_);
+}
+
+void ChunkManager::purge() {
+  if (!policy_.uncommit_in_purge) return;
+  std::lock_guard<std::mutex> guard(lock_);
+  int granule_level = geometry_.level_fitting(granule_bytes());
+  std::vector<Chunk*> committed;
+  for (int l = 0; l <= granule_level; l++) {
+    for (Chunk* c = free_lists_.first(l); c != nullptr; c = c->next) {
+      if (mask_committed_bytes(c) > 0) committed.push_back(c);
+    }
+  }
+  for (Chunk* c : committed) {
+    free_lists_.remove(c);
+    uncommit_locked(c);
+    free_lists_.add(c);
+  }
+  remove_empty_nodes_locked();
+}
+
+void ChunkManager::remove_empty_nodes_locked() {
+  if (!vslist_.expandable()) return;
+  std::vector<VirtualSpaceNode*> nodes;
+  for (const auto& n : vslist_.nodes()) nodes.push_back(n.get());
+  for (VirtualSpaceNode* node : nodes) {
+    size_t free_roots = 0;
+    for (const RootArea& a : areas_) {
+      if (a.node == node && a.first->level == 0 && a.first->is_free()) free_roots++;
+    }
+    if (free_roots != node->root_chunks_carved() || node->committed_bytes() != 0) continue;
+    for (const RootArea& a : areas_) {
+      if (a.node != node) continue;
+      free_lists_.remove(a.first);
+      pool_.release(a.first);
+    }
+    areas_.erase(std::remove_if(areas_.begin(), areas_.end(),
+                                [node](const RootArea& a) { return a.node == node; }),
+                 areas_.end());
+    vslist_.remove_node(node);
+  }
+}
+
+size_t ChunkManager::mask_committed_bytes(const Chunk* c) const {
+  return c->node->mask().committed_bytes_in(c->base, c->bytes);
+}
+
+std::vector<FreeChunkLevelStats> ChunkManager::free_chunk_stats_locked() const {
+  std::vector<FreeChunkLevelStats> stats(static_cast<size_t>(geometry_.levels()));
+  for (int l = 0; l < geometry_.levels(); l++) {
+    FreeChunkLevelStats& s = stats[static_cast<size_t>(l)];
+    for (Chunk* c = free_lists_.first(l); c != nullptr; c = c->next) {
+      s.count++;
+      s.bytes += c->bytes;
+      s.committed_bytes += mask_committed_bytes(c);
+    }
+  }
+  return stats;
+}
+
+bool ChunkManager::verify() const {
+  std::lock_guard<std::mutex> guard(lock_);
+  return verify_locked();
+}
+
+bool ChunkManager::verify_locked() const {
+  if (!pool_.verify() || !free_lists_.verify() || !vslist_.verify()) return false;
+  size_t chunks = 0;
+  size_t free_chunks = 0;
+  size_t carved = 0;
+  for (const auto& n : vslist_.nodes()) carved += n->root_chunks_carved();
+  MS_VERIFY(carved == areas_.size(), "%zu root areas carved, %zu known", carved, areas_.size());
+  for (const RootArea& a : areas_) {
+    MS_VERIFY(a.node->contains(a.first->base), "area %p outside its node", (void*)a.first->base);
+    if (!RootChunkArea::verify(a.first, geometry_, policy_.merge, &chunks, &free_chunks)) {
+      return false;
+    }
+    for (const Chunk* c = a.first; c != nullptr; c = c->next_in_area) {
+      MS_VERIFY(c->node == a.node, "chunk %p names the wrong node", (void*)c->base);
+      MS_VERIFY(a.node->mask().committed_bytes_in(c->base, c->committed_bytes) ==
+                    c->committed_bytes,
+                "chunk %p claims %zu committed bytes the mask does not have", (void*)c->base,
+                c->committed_bytes);
+      MS_VERIFY(c->is_free() || c->used_bytes <= c->committed_bytes,
+                "chunk %p uses %zu bytes but has %zu committed", (void*)c->base, c->used_bytes,
+                c->committed_bytes);
+    }
+  }
+  MS_VERIFY(chunks == pool_.in_use(), "%zu chunks in areas, %zu headers in use", chunks,
+            pool_.in_use());
+  MS_VERIFY(free_chunks == free_lists_.count(), "%zu free chunks in areas, %zu in lists",
+            free_chunks, free_lists_.count());
+  return true;
+}
+
+}  // namespace metaspace

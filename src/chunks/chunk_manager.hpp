@@ -1,0 +1,90 @@
+// The chunk manager of one space: hands out chunks from its free lists (splitting larger ones) or
+// from fresh root chunk areas, takes them back (merging buddies), commits them on demand and
+// uncommits free chunks according to the reclaim policy.
+//
+// Thread safety: every public function takes the manager's lock; it is the only lock on the
+// allocation slow path below the arena, and never held while calling out of the library.
+#pragma once
+
+#include <metaspace/metaspace.h>
+
+#include <mutex>
+#include <vector>
+
+#include "chunks/chunk.hpp"
+#include "chunks/chunk_header_pool.hpp"
+#include "chunks/chunk_level.hpp"
+#include "chunks/free_chunk_lists.hpp"
+#include "chunks/reclaim_policy.hpp"
+#include "vspace/virtual_space_list.hpp"
+
+namespace metaspace {
+
+struct FreeChunkLevelStats {
+  size_t count = 0;
+  size_t bytes = 0;
+  size_t committed_bytes = 0;
+};
+
+class ChunkManager {
+ public:
+  ChunkManager(VirtualSpaceList& vslist, const ChunkGeometry& geometry, ReclaimPolicy policy);
+  ~ChunkManager();
+  ChunkManager(const ChunkManager&) = delete;
+  ChunkManager& operator=(const ChunkManager&) = delete;
+
+  // A chunk of `preferred_level`, or smaller down to `max_level` (the smallest acceptable, ≥
+  // preferred), with at least `min_committed_bytes` committed. Null with the error set.
+  Chunk* get_chunk(int preferred_level, int max_level, size_t min_committed_bytes);
+  void return_chunk(Chunk* c);
+  // Returns a whole list (linked through `next`) under one lock: an arena's death.
+  void return_chunks(Chunk* list);
+  // Makes [c->base, c->base + bytes) committed (rounded up to granules); updates c.
+  ms_error_t ensure_committed(Chunk* c, size_t bytes);
+  // Doubles the in-use chunk c in place if its buddy is free.
+  bool attempt_enlarge(Chunk* c);
+  // Uncommits free chunks that span whole granules and unmaps nodes that became empty.
+  void purge();
+
+  const ChunkGeometry& geometry() const { return geometry_; }
+  const ReclaimPolicy& policy() const { return policy_; }
+  size_t granule_bytes() const { return vslist_.geometry().granule_bytes; }
+  VirtualSpaceList& vslist() { return vslist_; }
+
+  // For statistics and checks: committed bytes of a chunk according to the commit mask.
+  size_t mask_committed_bytes(const Chunk* c) const;
+  std::mutex& lock() const { return lock_; }
+  // Caller holds lock().
+  std::vector<FreeChunkLevelStats> free_chunk_stats_locked() const;
+  size_t header_pool_bytes_locked() const { return pool_.footprint_bytes(); }
+  size_t chunks_in_use_locked() const { return pool_.in_use() - free_lists_.count(); }
+
+  bool verify() const;
+  bool verify_locked() const;
+
+ private:
+  struct RootArea {
+    VirtualSpaceNode* node;
+    Chunk* first;
+  };
+
+  Chunk* take_free_chunk_locked(int preferred_level, int max_level, size_t min_committed_bytes);
+  Chunk* new_root_chunk_locked();
+  void return_chunk_locked(Chunk* c);
+  ms_error_t ensure_committed_locked(Chunk* c, size_t bytes);
+  void uncommit_locked(Chunk* c);
+  // Re-derives c's committed prefix from the commit mask (a free chunk may have gained
+  // committed memory through a neighbour sharing its granule).
+  void refresh_committed_locked(Chunk* c) const;
+  void remove_empty_nodes_locked();
+
+  VirtualSpaceList& vslist_;
+  const ChunkGeometry geometry_;
+  const ReclaimPolicy policy_;
+  mutable std::mutex lock_;
+  ChunkHeaderPool pool_;
+  FreeChunkLists free_lists_;
+  std::vector<RootArea> areas_;
+};
+
+}  // namespace metaspace

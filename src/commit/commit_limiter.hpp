@@ -1,0 +1,50 @@
+// Layer 2: the global budget of committed memory, shared by the class and the non-class space.
+//
+// Two limits: a hard cap (max metaspace size) that makes a commit fail cleanly, and a soft GC
+// threshold whose crossing is reported to the runtime so that it can unload loaders. The callback
+// never runs inside the library's locks: a crossing is only noted here and delivered by the API
+// layer once it has released them, so a runtime may call back into the metaspace from it.
+#pragma once
+
+#include <metaspace/metaspace.h>
+
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+
+namespace metaspace {
+
+class CommitLimiter {
+ public:
+  // cap_bytes 0: unlimited.
+  explicit CommitLimiter(size_t cap_bytes) : cap_bytes_(cap_bytes) {}
+
+  size_t cap_bytes() const { return cap_bytes_; }
+  size_t committed_bytes() const { return committed_bytes_.load(std::memory_order_relaxed); }
+
+  // Charges `bytes` if the cap allows it; false (nothing charged) if not.
+  bool try_charge(size_t bytes);
+  void release(size_t bytes);
+
+  void set_threshold(size_t bytes, ms_gc_callback_t callback, void* user);
+  size_t threshold_bytes() const;
+  // Delivers a pending threshold crossing, if any. Call with no library lock held.
+  void deliver_threshold_event(ms_metaspace_t* ms);
+
+ private:
+  void note_level(size_t committed);
+
+  const size_t cap_bytes_;
+  std::atomic<size_t> committed_bytes_{0};
+
+  mutable std::mutex threshold_lock_;
+  size_t threshold_bytes_ = 0;
+  ms_gc_callback_t callback_ = nullptr;
+  void* user_ = nullptr;
+  // Armed while committed is below the threshold; a crossing disarms it and sets `pending_`,
+  // so one crossing gives exactly one callback, and falling below re-arms it.
+  std::atomic<bool> armed_{true};
+  std::atomic<bool> pending_{false};
+};
+
+}  // namespace metaspace

@@ -1,0 +1,35 @@
+#include "context/class_space.hpp"
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+
+namespace metaspace {
+
+ClassSpace::ClassSpace(const NodeGeometry& geometry, CommitLimiter& limiter,
+                       ReclaimPolicy policy, uintptr_t wish, size_t alignment_bytes)
+    : shift_(log2_exact(alignment_bytes)) {
+  context_ = std::make_unique<Context>(MS_SPACE_CLASS, geometry, limiter, policy, wish);
+  if (!context_->ok() && wish != 0) {
+    note("class space: %zu bytes at the requested base %#zx could not be reserved; "
+         "placed anywhere instead", geometry.reserve_bytes, static_cast<size_t>(wish));
+    base_honored_ = false;
+    context_ = std::make_unique<Context>(MS_SPACE_CLASS, geometry, limiter, policy, 0);
+  }
+  if (!context_->ok()) return;
+  const VirtualSpaceNode& node = *context_->vslist().nodes().front();
+  base_ = reinterpret_cast<uintptr_t>(node.base());
+  bytes_ = node.reserved_bytes();
+  ChunkManager& chunks = context_->chunks();
+  int guard_level = chunks.geometry().level_fitting(geometry.granule_bytes);
+  guard_ = chunks.get_chunk(guard_level, guard_level, 0);
+}
+
+ClassSpace::~ClassSpace() {
+  if (guard_ != nullptr) context_->chunks().return_chunk(guard_);
+}
+
+unsigned ClassSpace::narrow_bits() const {
+  return log2_exact(bytes_ >> shift_);
+}
+
+}  // namespace metaspace

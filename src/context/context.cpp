@@ -1,0 +1,15 @@
+#include "context/context.hpp"
+
+namespace metaspace {
+
+Context::Context(ms_space_t space, const NodeGeometry& geometry, CommitLimiter& limiter,
+                 ReclaimPolicy policy, uintptr_t wish)
+    : space_(space),
+      vslist_(geometry, limiter, /*expandable=*/space == MS_SPACE_NONCLASS, wish),
+      chunks_(vslist_, ChunkGeometry(geometry.root_chunk_bytes), policy) {}
+
+bool Context::contains(const void* p) const {
+  return vslist_.node_containing(p) != nullptr;
+}
+
+}  // namespace metaspace

@@ -1,0 +1,121 @@
+#include "loader/loader_metaspace.hpp"
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "common/verify.hpp"
+
+namespace metaspace {
+
+LoaderMetaspace::LoaderMetaspace(Context& nonclass, ClassSpace& class_space,
+                                 CommitLimiter& limiter, ms_metaspace_t* owner)
+    : ms__loader_head{},
+      nonclass_context_(nonclass),
+      class_space_(class_space),
+      limiter_(limiter),
+      owner_(owner) {}
+
+void LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags, bool checked) {
+  kind_ = kind;
+  bool fast = (flags & MS_LOADER_SHARED) == 0 && !checked;
+  ChunkManager& nc = nonclass_context_.chunks();
+  ChunkManager& cc = class_space_.context().chunks();
+  size_t class_alignment = size_t{1} << class_space_.shift();
+  nonclass_.emplace(nc, GrowthPolicy::for_loader(kind, MS_SPACE_NONCLASS, nc.geometry()),
+                    kWordBytes, &bump[MS_SPACE_NONCLASS], fast, nullptr);
+  nonclass_->free_blocks().set_foreign_range(
+      reinterpret_cast<const char*>(class_space_.base()),
+      reinterpret_cast<const char*>(class_space_.base() + class_space_.bytes()));
+  // With 8-byte class alignment nothing is lost to gaps and tails can stay in class space.
+  Arena* wastage = class_alignment > kWordBytes ? &*nonclass_ : nullptr;
+  class_.emplace(cc, GrowthPolicy::for_loader(kind, MS_SPACE_CLASS, cc.geometry()),
+                 class_alignment, &bump[MS_SPACE_CLASS], fast, wastage);
+  __atomic_store_n(&bump[0].allocs, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&bump[1].allocs, 0, __ATOMIC_RELAXED);
+  alive_ = true;
+}
+
+void LoaderMetaspace::close() {
+  std::lock_guard<std::mutex> guard(lock_);
+  alive_ = false;
+  class_.reset();
+  nonclass_.reset();
+}
+
+void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
+  if (space != MS_SPACE_NONCLASS && space != MS_SPACE_CLASS) {
+    fail(MS_ERR_INVALID_ARGUMENT, "space %d is neither class nor non-class", space);
+    return nullptr;
+  }
+  if (bytes == 0) {
+    fail(MS_ERR_INVALID_ARGUMENT, "allocation of 0 bytes");
+    return nullptr;
+  }
+  size_t limit = nonclass_context_.chunks().geometry().root_bytes();
+  if (bytes > limit) {
+    fail(MS_ERR_TOO_LARGE, "%zu bytes requested; the largest block is a root chunk (%zu bytes)",
+         bytes, limit);
+    return nullptr;
+  }
+  void* p;
+  {
+    std::lock_guard<std::mutex> guard(lock_);
+    if (!alive_) {
+      fail(MS_ERR_DESTROYED, "allocation from a destroyed loader");
+      return nullptr;
+    }
+    p = arena(space).allocate(bytes);
+  }
+  limiter_.deliver_threshold_event(owner_);
+  return p;
+}
+
+ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
+  if (p == nullptr || bytes == 0) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "deallocation of %zu bytes at %p", bytes, p);
+  }
+  std::lock_guard<std::mutex> guard(lock_);
+  if (!alive_) return fail(MS_ERR_DESTROYED, "deallocation into a destroyed loader");
+  size_t n = align_up(bytes, kWordBytes);
+  if (!is_aligned(p, kWordBytes) || (!nonclass_->owns(p, n) && !class_->owns(p, n))) {
+    return fail(MS_ERR_NOT_OWNED, "block %p (%zu bytes) was not allocated from this loader", p,
+                bytes);
+  }
+  // A block in class space at class alignment can hold a class again; anything else (a
+  // non-class block living in a class gap, say) is only good for non-class requests.
+  bool class_block = class_space_.contains(p) && is_aligned(p, class_->alignment());
+  (class_block ? *class_ : *nonclass_).deallocate(p, n);
+  return MS_OK;
+}
+
+LoaderStats LoaderMetaspace::stats_locked() const {
+  LoaderStats s;
+  s.kind = kind_;
+  s.destroyed = !alive_;
+  if (!alive_) return s;
+  s.allocations = __atomic_load_n(&bump[0].allocs, __ATOMIC_RELAXED) +
+                  __atomic_load_n(&bump[1].allocs, __ATOMIC_RELAXED);
+  s.arena[MS_SPACE_NONCLASS] = nonclass_->stats_locked();
+  s.arena[MS_SPACE_CLASS] = class_->stats_locked();
+  const ArenaStats& nc = s.arena[MS_SPACE_NONCLASS];
+  const ArenaStats& cl = s.arena[MS_SPACE_CLASS];
+  // Non-class free blocks that lie in class space are class-space memory.
+  s.free_blocks_bytes[MS_SPACE_NONCLASS] = nc.free_blocks_bytes - nc.foreign_free_bytes;
+  s.free_blocks_bytes[MS_SPACE_CLASS] = cl.free_blocks_bytes + nc.foreign_free_bytes;
+  s.used_bytes[MS_SPACE_NONCLASS] = nc.consumed_bytes - s.free_blocks_bytes[MS_SPACE_NONCLASS];
+  s.used_bytes[MS_SPACE_CLASS] = cl.consumed_bytes - s.free_blocks_bytes[MS_SPACE_CLASS];
+  return s;
+}
+
+LoaderStats LoaderMetaspace::stats() {
+  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<std::mutex> nc(nonclass_context_.chunks().lock());
+  std::lock_guard<std::mutex> cl(class_space_.context().chunks().lock());
+  return stats_locked();
+}
+
+bool LoaderMetaspace::verify_locked() const {
+  if (!alive_) return true;
+  return nonclass_->verify() && class_->verify();
+}
+
+}  // namespace metaspace

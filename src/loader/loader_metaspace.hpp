@@ -1,0 +1,83 @@
+// A loader metaspace: what a runtime creates per class loader. It pairs a class arena (in the
+// compressed class space) with a non-class arena, both with growth policies chosen by the
+// loader kind. Class alignment gaps and class chunk tails go to the non-class arena's free
+// blocks, so a large class alignment costs address space, not memory.
+//
+// Layout: the public fast-path head (two bump windows) comes first, so that the handle the
+// runtime holds is also what the inline ms_allocate reads.
+//
+// Locking: `lock_` is held on every slow path and by statistics. Fast-path bumps of loaders that
+// are not shared run without it; they only move `top` within already committed memory.
+#pragma once
+
+#include <metaspace/metaspace.h>
+
+#include <mutex>
+#include <optional>
+
+#include "arena/arena.hpp"
+#include "context/class_space.hpp"
+#include "context/context.hpp"
+
+namespace metaspace {
+
+struct LoaderStats {
+  bool destroyed = false;
+  ms_loader_kind_t kind = MS_LOADER_STANDARD;
+  uint64_t allocations = 0;
+  ArenaStats arena[2];
+  size_t used_bytes[2] = {};         // by where the memory lies
+  size_t free_blocks_bytes[2] = {};  // by where the memory lies
+};
+
+class LoaderMetaspace : public ms__loader_head {
+ public:
+  // `owner` is passed to the GC threshold callback, which runs after the loader lock is released.
+  LoaderMetaspace(Context& nonclass, ClassSpace& class_space, CommitLimiter& limiter,
+                  ms_metaspace_t* owner);
+
+  // A handle that does not carry this is not a loader (a stray pointer, or freed memory).
+  bool valid_handle() const { return magic_ == kMagic; }
+
+  // Gives the (recycled) object a life: creates its arenas.
+  void open(ms_loader_kind_t kind, unsigned flags, bool checked);
+  // Ends it: every chunk goes back. The object stays valid (and detectably dead) until reused.
+  void close();
+  bool alive() const { return alive_; }
+
+  void* allocate(ms_space_t space, size_t bytes);
+  ms_error_t deallocate(void* p, size_t bytes);
+
+  std::mutex& lock() { return lock_; }
+  // Caller holds lock() and both chunk managers' locks.
+  LoaderStats stats_locked() const;
+  // Takes the locks itself.
+  LoaderStats stats();
+  ms_metaspace_t* owner() const { return owner_; }
+  // Caller holds lock().
+  bool verify_locked() const;
+
+  ms_loader_kind_t kind() const { return kind_; }
+
+  // Registry links (owned by the metaspace, under its registry lock).
+  LoaderMetaspace* prev_ = nullptr;
+  LoaderMetaspace* next_ = nullptr;
+
+ private:
+  Arena& arena(ms_space_t space) { return space == MS_SPACE_CLASS ? *class_ : *nonclass_; }
+
+  static constexpr uint64_t kMagic = 0x4C4F414445524D53ull;  // "LOADERMS"
+  const uint64_t magic_ = kMagic;
+  Context& nonclass_context_;
+  ClassSpace& class_space_;
+  CommitLimiter& limiter_;
+  ms_metaspace_t* const owner_;
+  std::mutex lock_;
+  bool alive_ = false;
+  ms_loader_kind_t kind_ = MS_LOADER_STANDARD;
+  // Destroyed in reverse order: the class arena hands wastage to the non-class one.
+  std::optional<Arena> nonclass_;
+  std::optional<Arena> class_;
+};
+
+}  // namespace metaspace

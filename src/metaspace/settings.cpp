@@ -1,0 +1,76 @@
+#include "metaspace/settings.hpp"
+
+#include "chunks/reclaim_policy.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "os/os_memory.hpp"
+
+namespace metaspace {
+
+ms_settings_t default_settings() {
+  ms_settings_t s{};
+  s.reclaim = MS_RECLAIM_BALANCED;
+  s.commit_granule_bytes = 0;
+  s.root_chunk_bytes = 4 * MiB;
+  s.node_bytes = 64 * MiB;
+  s.class_space_bytes = 1 * GiB;
+  s.class_space_base = 0;
+  s.class_alignment_bytes = 8;
+  s.max_committed_bytes = 0;
+  s.gc_threshold_bytes = 0;
+  s.gc_callback = nullptr;
+  s.gc_callback_user = nullptr;
+  s.checked = 0;
+  return s;
+}
+
+ms_error_t complete_settings(const ms_settings_t& in, ms_settings_t* out) {
+  ms_settings_t s = in;
+  if (s.reclaim != MS_RECLAIM_NONE && s.reclaim != MS_RECLAIM_BALANCED &&
+      s.reclaim != MS_RECLAIM_AGGRESSIVE) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "reclaim policy %d is unknown", s.reclaim);
+  }
+  if (!is_power_of_2(s.root_chunk_bytes) || s.root_chunk_bytes < 64 * KiB ||
+      s.root_chunk_bytes > 64 * MiB) {
+    return fail(MS_ERR_INVALID_ARGUMENT,
+                "root chunk size %zu: must be a power of 2 from 64 KiB to 64 MiB",
+                s.root_chunk_bytes);
+  }
+  if (s.commit_granule_bytes == 0) {
+    s.commit_granule_bytes = ReclaimPolicy::of(s.reclaim).default_granule_bytes();
+    if (s.commit_granule_bytes < os::page_size()) s.commit_granule_bytes = os::page_size();
+  }
+  if (!is_power_of_2(s.commit_granule_bytes) || s.commit_granule_bytes < os::page_size() ||
+      s.commit_granule_bytes > 1 * MiB || s.commit_granule_bytes > s.root_chunk_bytes) {
+    return fail(MS_ERR_INVALID_ARGUMENT,
+                "commit granule %zu: must be a power of 2 from the page size (%zu) to 1 MiB "
+                "and at most the root chunk size", s.commit_granule_bytes, os::page_size());
+  }
+  if (s.node_bytes == 0 || s.node_bytes % s.root_chunk_bytes != 0) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "node size %zu: must be a non-zero multiple of the "
+                "root chunk size %zu", s.node_bytes, s.root_chunk_bytes);
+  }
+  if (s.class_space_bytes == 0 || s.class_space_bytes % s.root_chunk_bytes != 0 ||
+      s.class_space_bytes > 4 * GiB) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "class space size %zu: must be a non-zero multiple of "
+                "the root chunk size, at most 4 GiB", s.class_space_bytes);
+  }
+  if (!is_power_of_2(s.class_alignment_bytes) || s.class_alignment_bytes < 8 ||
+      s.class_alignment_bytes > 1 * KiB) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "class alignment %zu: must be a power of 2 from 8 to "
+                "1024", s.class_alignment_bytes);
+  }
+  if (s.class_space_base % s.root_chunk_bytes != 0) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "class space base %#zx: must be aligned to the root "
+                "chunk size", static_cast<size_t>(s.class_space_base));
+  }
+  if (s.max_committed_bytes != 0 && s.max_committed_bytes < s.commit_granule_bytes) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "max committed size %zu is below one granule (%zu): "
+                "nothing could ever be allocated", s.max_committed_bytes,
+                s.commit_granule_bytes);
+  }
+  *out = s;
+  return MS_OK;
+}
+
+}  // namespace metaspace

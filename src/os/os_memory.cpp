@@ -1,0 +1,98 @@
+#include "os/os_memory.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "os/fault_injection.hpp"
+
+namespace metaspace::os {
+
+size_t page_size() {
+  static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+namespace {
+
+char* map_none(size_t bytes, void* hint, int extra_flags) {
+  void* p = mmap(hint, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | extra_flags,
+                 -1, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+}
+
+}  // namespace
+
+ms_error_t reserve(size_t bytes, size_t alignment, uintptr_t wish, char** out) {
+  *out = nullptr;
+  if (bytes == 0 || bytes % page_size() != 0 || !is_power_of_2(alignment) ||
+      alignment < page_size()) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "reserve of %zu bytes aligned to %zu", bytes, alignment);
+  }
+  if (fault_now(FaultPoint::kReserve)) {
+    return fail(MS_ERR_RESERVE_FAILED, "reserve of %zu bytes failed (injected)", bytes);
+  }
+  if (wish != 0) {
+    if (wish % alignment != 0) {
+      return fail(MS_ERR_INVALID_ARGUMENT, "requested base %#zx is not aligned to %zu",
+                  static_cast<size_t>(wish), alignment);
+    }
+    // MAP_FIXED_NOREPLACE refuses to clobber an existing mapping, which is what lets a runtime
+    // ask for a base and fall back cleanly when the range is taken.
+    char* p = map_none(bytes, reinterpret_cast<void*>(wish), MAP_FIXED_NOREPLACE);
+    if (p == nullptr || reinterpret_cast<uintptr_t>(p) != wish) {
+      int err = errno;
+      if (p != nullptr) munmap(p, bytes);  // old kernels treat the flag as a mere hint
+      return fail(MS_ERR_RESERVE_FAILED, "cannot reserve %zu bytes at %#zx: %s", bytes,
+                  static_cast<size_t>(wish), p == nullptr ? strerror(err) : "range taken");
+    }
+    *out = p;
+    return MS_OK;
+  }
+  // Over-reserve and trim both ends: the only portable way to get alignment beyond a page.
+  size_t padded = bytes + (alignment > page_size() ? alignment : 0);
+  char* raw = map_none(padded, nullptr, 0);
+  if (raw == nullptr) {
+    return fail(MS_ERR_RESERVE_FAILED, "cannot reserve %zu bytes: %s", bytes, strerror(errno));
+  }
+  char* base = align_up(raw, alignment);
+  if (base > raw) munmap(raw, static_cast<size_t>(base - raw));
+  char* end = base + bytes;
+  if (raw + padded > end) munmap(end, static_cast<size_t>(raw + padded - end));
+  *out = base;
+  return MS_OK;
+}
+
+void release(char* base, size_t bytes) {
+  if (base != nullptr) munmap(base, bytes);
+}
+
+ms_error_t commit(char* p, size_t bytes) {
+  if (fault_now(FaultPoint::kCommit)) {
+    return fail(MS_ERR_COMMIT_FAILED, "commit of %zu bytes at %p failed (injected)", bytes,
+                static_cast<void*>(p));
+  }
+  if (mprotect(p, bytes, PROT_READ | PROT_WRITE) != 0) {
+    return fail(MS_ERR_COMMIT_FAILED, "commit of %zu bytes at %p: %s", bytes,
+                static_cast<void*>(p), strerror(errno));
+  }
+  return MS_OK;
+}
+
+ms_error_t uncommit(char* p, size_t bytes, bool protect) {
+  if (madvise(p, bytes, MADV_DONTNEED) != 0) {
+    return fail(MS_ERR_COMMIT_FAILED, "uncommit of %zu bytes at %p: %s", bytes,
+                static_cast<void*>(p), strerror(errno));
+  }
+  if (protect && mprotect(p, bytes, PROT_NONE) != 0) {
+    return fail(MS_ERR_COMMIT_FAILED, "protecting %zu bytes at %p: %s", bytes,
+                static_cast<void*>(p), strerror(errno));
+  }
+  return MS_OK;
+}
+
+}  // namespace metaspace::os

@@ -1,0 +1,29 @@
+// Layer 1: address space and memory from the kernel.
+//
+// Reserve maps PROT_NONE + MAP_NORESERVE: address space without memory. Commit makes pages
+// read-write. Uncommit gives the pages back with madvise(MADV_DONTNEED) and leaves them read-write:
+// the kernel drops the memory (RSS falls) but the mapping stays one VMA. Re-protecting or re-mapping
+// on uncommit would split a node into one mapping per commit run (HotSpot dropped 16 KiB granules
+// over exactly that); the cost is that uncommitted memory stays addressable and reads zeros. The
+// checked mode asks for `protect` to make it fault instead, accepting the extra mappings.
+#pragma once
+
+#include <metaspace/metaspace.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace metaspace::os {
+
+size_t page_size();
+
+// Reserves `bytes` aligned to `alignment` (a power of 2 ≥ page size). With a non-zero `wish` the
+// range must start exactly there; if the kernel cannot give it, nothing stays mapped.
+ms_error_t reserve(size_t bytes, size_t alignment, uintptr_t wish, char** out);
+void release(char* base, size_t bytes);
+
+ms_error_t commit(char* p, size_t bytes);
+// `protect`: also make the range inaccessible (checked mode); costs kernel mappings.
+ms_error_t uncommit(char* p, size_t bytes, bool protect);
+
+}  // namespace metaspace::os

@@ -1,0 +1,52 @@
+// Layer 3: the nodes of one space. The non-class space grows a node at a time; the compressed
+// class space is one fixed node (its range is what narrow pointers encode), and full means full.
+#pragma once
+
+#include <metaspace/metaspace.h>
+
+#include <memory>
+#include <vector>
+
+#include "vspace/virtual_space_node.hpp"
+
+namespace metaspace {
+
+class VirtualSpaceList {
+ public:
+  // An expandable list reserves its first node lazily; a fixed list reserves its only node now
+  // (at `wish` if non-zero) and reports failure through ok().
+  VirtualSpaceList(const NodeGeometry& geometry, CommitLimiter& limiter, bool expandable,
+                   uintptr_t wish);
+
+  bool ok() const { return expandable_ || !nodes_.empty(); }
+  bool expandable() const { return expandable_; }
+
+  // A fresh, uncommitted root chunk area and the node it is in; null with the error set when the
+  // space is exhausted or a new node cannot be reserved.
+  char* allocate_root_chunk(VirtualSpaceNode** node);
+
+  // Unmaps a node none of whose memory is in use any more (the caller guarantees it).
+  void remove_node(VirtualSpaceNode* node);
+
+  const std::vector<std::unique_ptr<VirtualSpaceNode>>& nodes() const { return nodes_; }
+  VirtualSpaceNode* node_containing(const void* p) const;
+  const NodeGeometry& geometry() const { return geometry_; }
+
+  size_t reserved_bytes() const;
+  size_t committed_bytes() const;
+  size_t commit_calls() const;
+  size_t uncommit_calls() const;
+
+  bool verify() const;
+
+ private:
+  const NodeGeometry geometry_;
+  CommitLimiter& limiter_;
+  const bool expandable_;
+  std::vector<std::unique_ptr<VirtualSpaceNode>> nodes_;
+  // Kernel calls of nodes already unmapped, so the totals never go backwards.
+  size_t retired_commit_calls_ = 0;
+  size_t retired_uncommit_calls_ = 0;
+};
+
+}  // namespace metaspace

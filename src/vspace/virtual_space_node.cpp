@@ -1,0 +1,112 @@
+#include "vspace/virtual_space_node.hpp"
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "common/verify.hpp"
+#include "os/os_memory.hpp"
+
+namespace metaspace {
+
+std::unique_ptr<VirtualSpaceNode> VirtualSpaceNode::create(const NodeGeometry& geometry,
+                                                           uintptr_t wish,
+                                                           CommitLimiter& limiter) {
+  char* base = nullptr;
+  if (os::reserve(geometry.reserve_bytes, geometry.root_chunk_bytes, wish, &base) != MS_OK) {
+    return nullptr;
+  }
+  return std::unique_ptr<VirtualSpaceNode>(new VirtualSpaceNode(geometry, base, limiter));
+}
+
+VirtualSpaceNode::VirtualSpaceNode(const NodeGeometry& geometry, char* base,
+                                   CommitLimiter& limiter)
+    : geometry_(geometry),
+      base_(base),
+      top_(base),
+      mask_(base, geometry.reserve_bytes, geometry.granule_bytes),
+      limiter_(limiter) {}
+
+VirtualSpaceNode::~VirtualSpaceNode() {
+  limiter_.release(mask_.committed_bytes());
+  os::release(base_, geometry_.reserve_bytes);
+}
+
+char* VirtualSpaceNode::allocate_root_chunk() {
+  if (top_ == end()) return nullptr;
+  char* p = top_;
+  top_ += geometry_.root_chunk_bytes;
+  return p;
+}
+
+ms_error_t VirtualSpaceNode::commit_run(size_t first, size_t last) {
+  size_t bytes = (last - first) * geometry_.granule_bytes;
+  char* p = base_ + first * geometry_.granule_bytes;
+  if (!limiter_.try_charge(bytes)) {
+    return fail(MS_ERR_LIMIT, "committing %zu more bytes would exceed the cap of %zu bytes "
+                "(%zu committed)", bytes, limiter_.cap_bytes(), limiter_.committed_bytes());
+  }
+  commit_calls_++;
+  ms_error_t err = os::commit(p, bytes);
+  if (err != MS_OK) {
+    limiter_.release(bytes);
+    return err;
+  }
+  mask_.mark_committed(p, bytes);
+  return MS_OK;
+}
+
+ms_error_t VirtualSpaceNode::ensure_committed(char* p, size_t bytes) {
+  if (bytes == 0) return MS_OK;
+  size_t first = mask_.granule_index(p);
+  size_t last = mask_.granule_index(p + bytes - 1) + 1;
+  // Commit maximal runs of uncommitted granules: one kernel call per run.
+  size_t g = first;
+  while (g < last) {
+    if (mask_.bit(g)) {
+      g++;
+      continue;
+    }
+    size_t run_end = g;
+    while (run_end < last && !mask_.bit(run_end)) run_end++;
+    ms_error_t err = commit_run(g, run_end);
+    if (err != MS_OK) return err;
+    g = run_end;
+  }
+  return MS_OK;
+}
+
+ms_error_t VirtualSpaceNode::uncommit(char* p, size_t bytes) {
+  size_t first = mask_.granule_index(p);
+  size_t last = first + bytes / geometry_.granule_bytes;
+  size_t g = first;
+  while (g < last) {
+    if (!mask_.bit(g)) {
+      g++;
+      continue;
+    }
+    size_t run_end = g;
+    while (run_end < last && mask_.bit(run_end)) run_end++;
+    char* run = base_ + g * geometry_.granule_bytes;
+    size_t run_bytes = (run_end - g) * geometry_.granule_bytes;
+    uncommit_calls_++;
+    ms_error_t err = os::uncommit(run, run_bytes, geometry_.protect_uncommitted);
+    if (err != MS_OK) return err;  // the memory stays committed and accounted as such
+    mask_.mark_uncommitted(run, run_bytes);
+    limiter_.release(run_bytes);
+    g = run_end;
+  }
+  return MS_OK;
+}
+
+bool VirtualSpaceNode::verify() const {
+  MS_VERIFY(is_aligned(base_, geometry_.root_chunk_bytes), "node base %p", (void*)base_);
+  MS_VERIFY(top_ >= base_ && top_ <= end(), "carving top %p outside node", (void*)top_);
+  MS_VERIFY(mask_.verify(), "commit mask count disagrees with its bits");
+  // Nothing beyond the carved part may be committed: no chunk can own it.
+  size_t carved_granules = mask_.granule_index(top_);
+  for (size_t g = carved_granules; g < mask_.granules(); g++) {
+    MS_VERIFY(!mask_.bit(g), "granule %zu committed beyond the carved area", g);
+  }
+  return true;
+}
+
+}  // namespace metaspace

@@ -1,0 +1,74 @@
+// Layer 3: one reserved region of address space, carved into root chunk areas from the bottom.
+//
+// The node offers committing and uncommitting as a service, granule by granule, through its
+// commit mask and the global limiter; it knows nothing of chunks. The base is aligned to the root
+// chunk size, so every root chunk area is aligned to its size, which buddy arithmetic relies on.
+#pragma once
+
+#include <metaspace/metaspace.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "commit/commit_limiter.hpp"
+#include "commit/commit_mask.hpp"
+
+namespace metaspace {
+
+struct NodeGeometry {
+  size_t reserve_bytes;     // multiple of root_chunk_bytes
+  size_t root_chunk_bytes;  // power of 2
+  size_t granule_bytes;     // power of 2, page size .. root_chunk_bytes
+  bool protect_uncommitted; // checked mode: uncommitted memory faults on access
+};
+
+class VirtualSpaceNode {
+ public:
+  // Reserves the region (at `wish` if non-zero) and returns the node, or null with the error set.
+  static std::unique_ptr<VirtualSpaceNode> create(const NodeGeometry& geometry, uintptr_t wish,
+                                                  CommitLimiter& limiter);
+  ~VirtualSpaceNode();
+  VirtualSpaceNode(const VirtualSpaceNode&) = delete;
+  VirtualSpaceNode& operator=(const VirtualSpaceNode&) = delete;
+
+  char* base() const { return base_; }
+  char* end() const { return base_ + geometry_.reserve_bytes; }
+  size_t reserved_bytes() const { return geometry_.reserve_bytes; }
+  bool contains(const void* p) const { return p >= base_ && p < end(); }
+
+  // Next uncarved root chunk area, or null when the node is full. Nothing is committed.
+  char* allocate_root_chunk();
+  size_t root_chunks_carved() const {
+    return static_cast<size_t>(top_ - base_) / geometry_.root_chunk_bytes;
+  }
+  size_t root_chunks_capacity() const {
+    return geometry_.reserve_bytes / geometry_.root_chunk_bytes;
+  }
+
+  // Commits every granule that overlaps [p, p + bytes) and is not committed yet.
+  // On failure (cap reached, kernel refused) the granules committed before it stay committed.
+  ms_error_t ensure_committed(char* p, size_t bytes);
+  // Uncommits the committed granules of a granule-aligned range.
+  ms_error_t uncommit(char* p, size_t bytes);
+
+  const CommitMask& mask() const { return mask_; }
+  size_t committed_bytes() const { return mask_.committed_bytes(); }
+  size_t commit_calls() const { return commit_calls_; }
+  size_t uncommit_calls() const { return uncommit_calls_; }
+
+  bool verify() const;
+
+ private:
+  VirtualSpaceNode(const NodeGeometry& geometry, char* base, CommitLimiter& limiter);
+  ms_error_t commit_run(size_t first, size_t last);
+
+  const NodeGeometry geometry_;
+  char* const base_;
+  char* top_;
+  CommitMask mask_;
+  CommitLimiter& limiter_;
+  size_t commit_calls_ = 0;
+  size_t uncommit_calls_ = 0;
+};
+
+}  // namespace metaspace

@@ -1,0 +1,121 @@
+#include "backends/elastic_backend.hpp"
+
+#include <fmt/format.h>
+
+#include "backend_registry.hpp"
+
+namespace lab {
+namespace {
+
+[[noreturn]] void fail(const std::string& call) {
+  const ms_error_t e = ms_last_error();
+  throw BackendError(fmt::format("{} failed: {} ({})", call, ms_error_name(e), ms_last_error_text()));
+}
+
+ms_loader_kind_t to_ms(LoaderKind kind) {
+  switch (kind) {
+    case LoaderKind::boot: return MS_LOADER_BOOT;
+    case LoaderKind::micro: return MS_LOADER_MICRO;
+    case LoaderKind::standard: break;
+  }
+  return MS_LOADER_STANDARD;
+}
+
+const char* reclaim_name(ms_reclaim_t r) {
+  switch (r) {
+    case MS_RECLAIM_NONE: return "none";
+    case MS_RECLAIM_BALANCED: return "balanced";
+    case MS_RECLAIM_AGGRESSIVE: return "aggressive";
+  }
+  return "?";
+}
+
+// Unset fields keep the library's defaults, so "elastic" is exactly what a user gets.
+void register_variant(const std::string& name, std::optional<ms_reclaim_t> reclaim, std::size_t granule_bytes) {
+  register_backend(name, [name, reclaim, granule_bytes](const BackendOptions& options) {
+    ms_settings_t s;
+    ms_settings_init(&s);
+    if (reclaim) s.reclaim = *reclaim;
+    if (granule_bytes) s.commit_granule_bytes = granule_bytes;
+    if (options.class_alignment_bytes) s.class_alignment_bytes = options.class_alignment_bytes;
+    return std::make_unique<ElasticBackend>(name, s);
+  });
+}
+
+}  // namespace
+
+ElasticBackend::ElasticBackend(std::string name, const ms_settings_t& settings)
+    : name_(std::move(name)), settings_(settings), ms_(ms_create(&settings_)) {
+  if (!ms_) fail("ms_create");
+}
+
+ElasticBackend::~ElasticBackend() { ms_destroy(ms_); }
+
+nlohmann::json ElasticBackend::settings() const {
+  ms_stats_t stats;
+  const std::size_t granule = ms_get_stats(ms_, &stats) == MS_OK ? stats.commit_granule_bytes : 0;
+  return {{"library", fmt::format("libmetaspace {}.{}", MS_VERSION_MAJOR, MS_VERSION_MINOR)},
+          {"reclaim", reclaim_name(settings_.reclaim)},
+          {"commit_granule_bytes", granule},
+          {"root_chunk_bytes", settings_.root_chunk_bytes},
+          {"class_space_bytes", settings_.class_space_bytes},
+          {"class_alignment_bytes", settings_.class_alignment_bytes}};
+}
+
+LoaderHandle ElasticBackend::create_loader(LoaderKind kind) {
+  ms_loader_t* loader = ms_loader_create(ms_, to_ms(kind), 0);
+  if (!loader) fail("ms_loader_create");
+  return loader;
+}
+
+void* ElasticBackend::allocate(LoaderHandle loader, Space space, std::size_t bytes) {
+  void* p = ms_allocate(static_cast<ms_loader_t*>(loader), space == Space::klass ? MS_SPACE_CLASS : MS_SPACE_NONCLASS,
+                        bytes);
+  if (!p) fail(fmt::format("ms_allocate({} bytes, {})", bytes, space == Space::klass ? "class" : "non-class"));
+  return p;
+}
+
+void ElasticBackend::deallocate(LoaderHandle loader, void* p, std::size_t bytes) {
+  if (ms_deallocate(static_cast<ms_loader_t*>(loader), p, bytes) != MS_OK)
+    fail(fmt::format("ms_deallocate({} bytes)", bytes));
+}
+
+void ElasticBackend::destroy_loader(LoaderHandle loader) {
+  if (ms_loader_destroy(static_cast<ms_loader_t*>(loader)) != MS_OK) fail("ms_loader_destroy");
+}
+
+void ElasticBackend::purge() { ms_purge(ms_); }
+
+MemoryFigures ElasticBackend::figures() {
+  ms_stats_t s;
+  if (ms_get_stats(ms_, &s) != MS_OK) fail("ms_get_stats");
+  MemoryFigures f;
+  f.used = s.total.used_bytes;
+  f.committed = s.total.committed_bytes;
+  const auto& c = s.space[MS_SPACE_CLASS];
+  const auto& n = s.space[MS_SPACE_NONCLASS];
+  f.extra = {{"class_used", c.used_bytes},
+             {"class_committed", c.committed_bytes},
+             {"nonclass_used", n.used_bytes},
+             {"nonclass_committed", n.committed_bytes},
+             {"reserved", s.total.reserved_bytes},
+             {"free_in_chunks", s.total.free_in_chunks_bytes},
+             {"free_chunks", s.total.free_chunks_bytes},
+             {"free_blocks", s.total.free_blocks_bytes},
+             {"chunks_in_use", s.total.chunks_in_use},
+             {"commits", s.commits},
+             {"uncommits", s.uncommits}};
+  return f;
+}
+
+std::optional<unsigned> ElasticBackend::narrow_class_bits() const { return ms_narrow_class_bits(ms_); }
+
+void register_elastic_backends() {
+  register_variant("elastic", std::nullopt, 0);
+  register_variant("elastic-4k", std::nullopt, 4 * 1024);
+  register_variant("elastic-16k", std::nullopt, 16 * 1024);
+  register_variant("elastic-64k", std::nullopt, 64 * 1024);
+  register_variant("legacy", MS_RECLAIM_NONE, 0);
+}
+
+}  // namespace lab

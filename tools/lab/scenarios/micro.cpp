@@ -1,0 +1,81 @@
+#include "scenarios/micro.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "output/units.hpp"
+#include "scenarios/loader_group.hpp"
+
+namespace lab {
+namespace {
+
+constexpr std::uint64_t kOrderStream = 0x3C60;
+
+}  // namespace
+
+void MicroScenario::add_flags(ParamSet& params) {
+  params.add("--loaders", loaders, "number of one-class loaders");
+  params.add("--load-steps", load_steps, "samples taken while loading");
+  params.add("--unload-steps", unload_steps, "steps in which the loaders are released");
+}
+
+void MicroScenario::validate() const {
+  if (loaders == 0) throw std::invalid_argument("--loaders must be at least 1");
+  if (load_steps == 0 || load_steps > loaders) throw std::invalid_argument("--load-steps must be between 1 and --loaders");
+  if (unload_steps == 0 || unload_steps > loaders)
+    throw std::invalid_argument("--unload-steps must be between 1 and --loaders");
+}
+
+void MicroScenario::run(ScenarioContext& ctx) const {
+  auto backend = ctx.make_backend(ctx.options);
+  LoaderGroup group(*backend, LoaderKind::micro);
+  Workload workload(ctx.workload);
+  Random order(ctx.workload.seed ^ kOrderStream);
+  ClassShape shape;
+  ctx.progress.set_total(2 * loaders);
+
+  ctx.recorder.restart_clock();
+  ctx.recorder.sample(*backend, "start", 0, 0, group.counts());
+  std::size_t begin = 0;
+  int step = 1;
+  for (std::size_t end : batch_ends(loaders, load_steps)) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::size_t index = group.add(1);
+      workload.next_micro_class(shape);
+      group.load(index, shape);
+    }
+    ctx.progress.advance(end - begin);
+    begin = end;
+    ctx.recorder.sample(*backend, "load", step++, group.live_bytes(), group.counts());
+  }
+  const auto victims = group.alive_shuffled(order);
+  begin = 0;
+  step = 1;
+  for (std::size_t end : batch_ends(victims.size(), unload_steps)) {
+    for (std::size_t i = begin; i < end; ++i) group.release(victims[i]);
+    ctx.progress.advance(end - begin);
+    begin = end;
+    backend->purge();
+    ctx.recorder.sample(*backend, "unload", step++, group.live_bytes(), group.counts());
+  }
+}
+
+std::string MicroScenario::summary(const RunResult& result) const {
+  std::string out = fmt::format("{:<14} {:>9} {:>14} {:>18} {:>18} {:>14}\n", "backend", "loaders", "committed MiB",
+                                "committed/loader B", "waste/loader B", "RSS MiB");
+  for (const auto& run : result.backends) {
+    // The peak: every loader alive.
+    const Sample* peak = nullptr;
+    for (const auto& s : run.samples)
+      if (s.phase == "load") peak = &s;
+    if (!peak) continue;
+    const double n = peak->extra.value("loaders", 0.0);
+    out += fmt::format("{:<14} {:>9.0f} {:>14} {:>18.0f} {:>18.0f} {:>14}\n", run.name, n, mib(peak->committed),
+                       ratio(peak->committed, n), ratio(static_cast<double>(peak->committed) - peak->live, n),
+                       mib(peak->rss));
+  }
+  return out;
+}
+
+}  // namespace lab

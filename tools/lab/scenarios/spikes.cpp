@@ -1,0 +1,121 @@
+#include "scenarios/spikes.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "output/units.hpp"
+#include "scenarios/loader_group.hpp"
+
+namespace lab {
+namespace {
+
+constexpr std::uint64_t kOrderStream = 0x5B1CE;
+
+struct SpikeFigures {
+  const Sample* start = nullptr;
+  const Sample* spike1 = nullptr;
+  const Sample* valley = nullptr;
+  const Sample* spike2 = nullptr;
+  const Sample* end = nullptr;
+  std::uint64_t total_ns = 0;
+};
+
+SpikeFigures find_figures(const BackendRun& run) {
+  SpikeFigures f;
+  for (const auto& s : run.samples) {
+    f.total_ns += s.elapsed_ns;
+    if (s.phase == "start") f.start = &s;
+    if (s.phase == "load1") f.spike1 = &s;
+    if (s.phase == "unload1") f.valley = &s;
+    if (s.phase == "load2") f.spike2 = &s;
+    if (s.phase == "unload2") f.end = &s;
+  }
+  return f;
+}
+
+}  // namespace
+
+void SpikesScenario::add_flags(ParamSet& params) {
+  params.add("--batches", batches, "batches loaded per spike (all but one are unloaded in the valley)");
+  params.add("--loaders-per-batch", loaders_per_batch, "loaders per batch");
+  params.add("--classes-per-loader", classes_per_loader, "classes each loader loads");
+  params.add("--loader-kind", loader_kind, "boot, standard or micro");
+}
+
+void SpikesScenario::validate() const {
+  if (batches < 2) throw std::invalid_argument("--batches must be at least 2 (a valley needs one to survive)");
+  if (loaders_per_batch == 0) throw std::invalid_argument("--loaders-per-batch must be at least 1");
+  if (classes_per_loader == 0) throw std::invalid_argument("--classes-per-loader must be at least 1");
+  parse_loader_kind(loader_kind);
+}
+
+void SpikesScenario::run(ScenarioContext& ctx) const {
+  auto backend = ctx.make_backend(ctx.options);
+  LoaderGroup group(*backend, parse_loader_kind(loader_kind));
+  Workload workload(ctx.workload);
+  Random order(ctx.workload.seed ^ kOrderStream);
+  ctx.progress.set_total(2 * batches * loaders_per_batch * (classes_per_loader + 1));
+
+  std::vector<std::vector<std::size_t>> alive_batches;
+  auto load_batches = [&](const char* phase) {
+    for (std::size_t b = 1; b <= batches; ++b) {
+      const std::size_t first = group.add(loaders_per_batch);
+      group.load_round_robin(workload, first, group.size(), 0, classes_per_loader, ctx.progress);
+      std::vector<std::size_t> members;
+      for (std::size_t i = first; i < group.size(); ++i) members.push_back(i);
+      alive_batches.push_back(std::move(members));
+      ctx.recorder.sample(*backend, phase, static_cast<int>(b), group.live_bytes(), group.counts());
+    }
+  };
+  auto unload_batches = [&](const char* phase, std::size_t count) {
+    order.shuffle(alive_batches);
+    for (std::size_t b = 1; b <= count; ++b) {
+      for (std::size_t i : alive_batches.back()) group.release(i);
+      ctx.progress.advance(alive_batches.back().size());
+      alive_batches.pop_back();
+      backend->purge();
+      ctx.recorder.sample(*backend, phase, static_cast<int>(b), group.live_bytes(), group.counts());
+    }
+  };
+
+  ctx.recorder.restart_clock();
+  ctx.recorder.sample(*backend, "start", 0, 0, group.counts());
+  load_batches("load1");
+  unload_batches("unload1", batches - 1);
+  load_batches("load2");
+  unload_batches("unload2", alive_batches.size());
+}
+
+std::string SpikesScenario::summary(const RunResult& result) const {
+  std::string out = fmt::format("{:<14} {:>9} {:>12} {:>12} {:>12} {:>12}\n", "backend", "time s", "RSS spike1",
+                                "RSS valley", "RSS spike2", "RSS end");
+  for (const auto& run : result.backends) {
+    auto f = find_figures(run);
+    if (!f.spike1 || !f.valley || !f.spike2 || !f.end) continue;
+    out += fmt::format("{:<14} {:>9.2f} {:>12} {:>12} {:>12} {:>12}\n", run.name, seconds(f.total_ns),
+                       mib(f.spike1->rss), mib(f.valley->rss), mib(f.spike2->rss), mib(f.end->rss));
+  }
+  return out;
+}
+
+std::vector<std::string> SpikesScenario::verdict(const RunResult& result) const {
+  const BackendRun* elastic = nullptr;
+  for (const auto& run : result.backends)
+    if (run.name == "elastic" && run.error.empty()) elastic = &run;
+  if (!elastic) return {};
+  const auto e = find_figures(*elastic);
+  if (!e.valley) return {};
+  std::vector<std::string> lines;
+  for (const auto& run : result.backends) {
+    if (&run == elastic || !run.error.empty()) continue;
+    const auto f = find_figures(run);
+    if (!f.valley) continue;
+    lines.push_back(fmt::format("valley RSS: {} {:.2f}x elastic ({} vs {} MiB); time {:.2f}x elastic", run.name,
+                                ratio(f.valley->rss, e.valley->rss), mib(f.valley->rss), mib(e.valley->rss),
+                                ratio(f.total_ns, e.total_ns)));
+  }
+  return lines;
+}
+
+}  // namespace lab

@@ -1,0 +1,150 @@
+#include "scenarios/threads.hpp"
+
+#include <fmt/format.h>
+
+#include <barrier>
+#include <exception>
+#include <stdexcept>
+#include <thread>
+
+#include "output/units.hpp"
+#include "simulated_loader.hpp"
+
+namespace lab {
+namespace {
+
+// One thread's share: its own loaders, each with its own workload stream (seeded by the loader's
+// global index), so the classes loaded do not depend on the thread count.
+struct Worker {
+  std::vector<std::size_t> loader_indices;
+  std::vector<SimulatedLoader> loaders;
+  std::exception_ptr error;
+
+  std::size_t live_bytes() const {
+    std::size_t sum = 0;
+    for (const auto& l : loaders) sum += l.live_bytes();
+    return sum;
+  }
+};
+
+const Sample* loaded_sample(const BackendRun& run, std::size_t threads) {
+  for (const auto& s : run.samples)
+    if (s.phase == "load" && s.step == static_cast<int>(threads)) return &s;
+  return nullptr;
+}
+
+double throughput(const Sample& s) {
+  return s.extra.value("classes", 0.0) / seconds(s.elapsed_ns);
+}
+
+}  // namespace
+
+void ThreadsScenario::add_flags(ParamSet& params) {
+  params.add("--classes", classes, "classes loaded in all (split over the threads)");
+  params.add("--classes-per-loader", classes_per_loader, "classes per loader");
+  params.add("--threads", thread_counts, "thread counts to measure, comma separated");
+  params.add("--loader-kind", loader_kind, "boot, standard or micro");
+}
+
+void ThreadsScenario::validate() const {
+  if (classes == 0) throw std::invalid_argument("--classes must be at least 1");
+  if (classes_per_loader == 0) throw std::invalid_argument("--classes-per-loader must be at least 1");
+  if (thread_counts.empty()) throw std::invalid_argument("--threads needs at least one thread count");
+  for (auto t : thread_counts)
+    if (t == 0 || t > 1024) throw std::invalid_argument("--threads: thread counts must be between 1 and 1024");
+  parse_loader_kind(loader_kind);
+}
+
+void ThreadsScenario::run(ScenarioContext& ctx) const {
+  const LoaderKind kind = parse_loader_kind(loader_kind);
+  const std::size_t loader_count = (classes + classes_per_loader - 1) / classes_per_loader;
+  ctx.progress.set_total(thread_counts.size());
+  for (std::size_t threads : thread_counts) {
+    auto backend = ctx.make_backend(ctx.options);
+    std::vector<Worker> workers(threads);
+    for (std::size_t i = 0; i < loader_count; ++i) workers[i % threads].loader_indices.push_back(i);
+
+    // Loaders are created, used and destroyed on their own thread (mimalloc heaps require it);
+    // the main thread samples while every worker waits between loading and destroying.
+    std::barrier sync(static_cast<std::ptrdiff_t>(threads + 1));
+    auto work = [&](Worker& w) {
+      try {
+        ClassShape shape;
+        w.loaders.reserve(w.loader_indices.size());
+        for (std::size_t index : w.loader_indices) {
+          w.loaders.emplace_back(*backend, kind);
+          Workload workload(ctx.workload, index + 1);
+          const std::size_t n = std::min(classes_per_loader, classes - index * classes_per_loader);
+          for (std::size_t c = 0; c < n; ++c) {
+            workload.next_class(shape);
+            w.loaders.back().load(shape);
+          }
+        }
+      } catch (...) {
+        w.error = std::current_exception();
+      }
+      sync.arrive_and_wait();
+      sync.arrive_and_wait();
+      try {
+        for (auto& l : w.loaders) l.release();
+      } catch (...) {
+        if (!w.error) w.error = std::current_exception();
+      }
+    };
+
+    ctx.recorder.restart_clock();
+    std::vector<std::thread> pool;
+    for (auto& w : workers) pool.emplace_back(work, std::ref(w));
+    sync.arrive_and_wait();
+    std::size_t live = 0, allocations = 0;
+    for (const auto& w : workers) {
+      live += w.live_bytes();
+      for (const auto& l : w.loaders) allocations += l.allocations();
+    }
+    bool failed = false;
+    for (const auto& w : workers) failed |= static_cast<bool>(w.error);
+    if (!failed) {
+      ctx.recorder.sample(*backend, "load", static_cast<int>(threads), live,
+                          {{"threads", threads}, {"classes", classes}, {"allocations", allocations}});
+    }
+    sync.arrive_and_wait();
+    for (auto& t : pool) t.join();
+    for (const auto& w : workers)
+      if (w.error) std::rethrow_exception(w.error);
+    backend->purge();
+    ctx.recorder.sample(*backend, "unload", static_cast<int>(threads), 0, {{"threads", threads}});
+    ctx.progress.advance();
+  }
+}
+
+std::string ThreadsScenario::summary(const RunResult& result) const {
+  std::string out = fmt::format("{:<14} {:>8} {:>10} {:>14} {:>16} {:>10}\n", "backend", "threads", "time s",
+                                "classes/s", "allocations/s", "speed-up");
+  for (const auto& run : result.backends) {
+    const Sample* base = loaded_sample(run, 1);
+    for (const auto& s : run.samples) {
+      if (s.phase != "load") continue;
+      out += fmt::format("{:<14} {:>8} {:>10.3f} {:>14.0f} {:>16.0f} {:>10}\n", run.name, s.step,
+                         seconds(s.elapsed_ns), throughput(s),
+                         s.extra.value("allocations", 0.0) / seconds(s.elapsed_ns),
+                         base ? format_ratio(throughput(s) / throughput(*base)) : std::string("-"));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> ThreadsScenario::verdict(const RunResult& result) const {
+  std::vector<std::string> lines;
+  for (const auto& run : result.backends) {
+    const Sample* one = loaded_sample(run, 1);
+    const Sample* two = loaded_sample(run, 2);
+    if (!one || !two) continue;
+    const double speedup = throughput(*two) / throughput(*one);
+    lines.push_back(fmt::format("{}: 2 threads give {:.2f}x the throughput of 1{}", run.name, speedup,
+                                run.name == "elastic" ? (speedup >= 1.7 ? " (goal >= 1.7: met)" : " (goal >= 1.7: MISSED)")
+                                                      : ""));
+  }
+  return lines;
+}
+
+}  // namespace lab

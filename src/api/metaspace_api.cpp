@@ -3,8 +3,8 @@
 #include <metaspace/metaspace.h>
 
 #include "common/error.hpp"
-#include "metaspace/metaspace.hpp"
-#include "metaspace/settings.hpp"
+#include "instance/metaspace.hpp"
+#include "instance/settings.hpp"
 
 using metaspace::fail;
 using metaspace::LoaderMetaspace;

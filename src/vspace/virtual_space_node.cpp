@@ -23,7 +23,8 @@ VirtualSpaceNode::VirtualSpaceNode(const NodeGeometry& geometry, char* base,
       base_(base),
       top_(base),
       mask_(base, geometry.reserve_bytes, geometry.granule_bytes),
-      limiter_(limiter) {}
+      limiter_(limiter),
+      area_open_(geometry.reserve_bytes / geometry.root_chunk_bytes, false) {}
 
 VirtualSpaceNode::~VirtualSpaceNode() {
   limiter_.release(mask_.committed_bytes());
@@ -44,13 +45,31 @@ ms_error_t VirtualSpaceNode::commit_run(size_t first, size_t last) {
     return fail(MS_ERR_LIMIT, "committing %zu more bytes would exceed the cap of %zu bytes "
                 "(%zu committed)", bytes, limiter_.cap_bytes(), limiter_.committed_bytes());
   }
-  commit_calls_++;
-  ms_error_t err = os::commit(p, bytes);
+  ms_error_t err;
+  if (geometry_.protect_uncommitted) {
+    commit_calls_++;
+    err = os::commit(p, bytes);
+  } else {
+    err = open_areas(p, bytes);
+  }
   if (err != MS_OK) {
     limiter_.release(bytes);
     return err;
   }
   mask_.mark_committed(p, bytes);
+  return MS_OK;
+}
+
+ms_error_t VirtualSpaceNode::open_areas(char* p, size_t bytes) {
+  size_t first = static_cast<size_t>(p - base_) / geometry_.root_chunk_bytes;
+  size_t last = static_cast<size_t>(p + bytes - 1 - base_) / geometry_.root_chunk_bytes;
+  for (size_t a = first; a <= last; a++) {
+    if (area_open_[a]) continue;
+    commit_calls_++;
+    ms_error_t err = os::commit(base_ + a * geometry_.root_chunk_bytes, geometry_.root_chunk_bytes);
+    if (err != MS_OK) return err;
+    area_open_[a] = true;
+  }
   return MS_OK;
 }
 

@@ -1,4 +1,4 @@
-#include "metaspace/settings.hpp"
+#include "instance/settings.hpp"
 
 #include "chunks/reclaim_policy.hpp"
 #include "common/error.hpp"

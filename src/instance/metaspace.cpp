@@ -1,8 +1,8 @@
-#include "metaspace/metaspace.hpp"
+#include "instance/metaspace.hpp"
 
 #include "common/error.hpp"
 #include "common/verify.hpp"
-#include "metaspace/settings.hpp"
+#include "instance/settings.hpp"
 
 namespace metaspace {
 

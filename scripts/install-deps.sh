@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what building, testing and the lab need on a Debian machine; a no-op when all is there.
+set -euo pipefail
+
+packages=(g++ cmake ninja-build make pkg-config libgtest-dev libbenchmark-dev libmimalloc-dev
+          libjemalloc-dev libcli11-dev nlohmann-json3-dev libfmt-dev python3 python3-matplotlib
+          clang libclang-rt-14-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -111,24 +112,42 @@ int ms_is_class_space(const ms_metaspace_t* ms, const void* p);
 
 void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb, void* user);
 
-/* Statistics. */
+/* Statistics. A snapshot is taken under all locks at one instant; per space and in total,
+ *   committed = used + free_in_chunks + free_chunks + free_blocks + fence   (exactly)
+ * Memory is charged to the space it lies in: non-class data placed in class alignment gaps
+ * counts as class space. */
+#define MS_MAX_CHUNK_LEVELS 17
+
+typedef struct ms_chunk_level_stats {
+  size_t count;
+  size_t bytes;
+  size_t committed_bytes;
+} ms_chunk_level_stats_t;
+
 typedef struct ms_space_stats {
   size_t reserved_bytes;
   size_t committed_bytes;
   size_t used_bytes;              /* handed out and not freed (rounded to alignment) */
   size_t free_in_chunks_bytes;    /* committed, not yet handed out, in chunks in use */
   size_t free_chunks_bytes;       /* committed part of free chunks */
-  size_t free_blocks_bytes;       /* deallocated blocks, salvage and alignment gaps awaiting reuse */
+  size_t free_blocks_bytes;       /* blocks awaiting reuse; the sum of the next three */
+  size_t deallocated_bytes;       /*   premature deallocations */
+  size_t salvaged_bytes;          /*   committed tails of retired chunks */
+  size_t alignment_gap_bytes;     /*   gaps behind class blocks (class alignment > 8) */
   size_t free_blocks_count;
+  size_t fence_bytes;             /* checked mode: the fence behind every block */
+  size_t overhead_bytes;          /* bookkeeping outside this memory (chunk headers, masks) */
   size_t chunks_in_use;
   size_t free_chunks;
   size_t nodes;
   size_t root_chunks;
+  ms_chunk_level_stats_t free_chunks_by_level[MS_MAX_CHUNK_LEVELS];
 } ms_space_stats_t;
 
 typedef struct ms_stats {
   ms_space_stats_t space[2];      /* indexed by ms_space_t */
   ms_space_stats_t total;
+  unsigned chunk_levels;          /* levels in use: root chunk (0) down to 1 KiB */
   size_t loaders;
   size_t loaders_by_kind[MS_LOADER_KIND_COUNT];
   size_t commit_granule_bytes;
@@ -146,6 +165,7 @@ typedef struct ms_loader_stats {
   size_t free_blocks_bytes[2];
   size_t free_blocks_count[2];
   size_t chunks[2];
+  size_t chunks_by_level[2][MS_MAX_CHUNK_LEVELS];
 } ms_loader_stats_t;
 
 ms_error_t ms_loader_get_stats(ms_loader_t* loader, ms_loader_stats_t* out);

@@ -129,6 +129,9 @@ ms_error_t ms_loader_get_stats(ms_loader_t* loader, ms_loader_stats_t* out) {
     out->free_blocks_bytes[sp] = s.free_blocks_bytes[sp];
     out->free_blocks_count[sp] = s.arena[sp].free_blocks_count;
     out->chunks[sp] = s.arena[sp].chunks;
+    for (int l = 0; l < MS_MAX_CHUNK_LEVELS; l++) {
+      out->chunks_by_level[sp][l] = s.arena[sp].chunks_by_level[l];
+    }
   }
   return MS_OK;
 }

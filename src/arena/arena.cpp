@@ -1,6 +1,7 @@
 #include "arena/arena.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "common/error.hpp"
 #include "common/units.hpp"
@@ -9,13 +10,14 @@
 namespace metaspace {
 
 Arena::Arena(ChunkManager& chunks, GrowthPolicy policy, size_t alignment, ms__bump* window,
-             bool fast_path, Arena* wastage)
+             bool fast_path, Arena* wastage, bool checked)
     : chunks_manager_(chunks),
       policy_(std::move(policy)),
       alignment_(alignment),
       window_(window),
-      fast_path_(fast_path && alignment <= kWordBytes),
-      wastage_(wastage) {
+      fast_path_(fast_path && !checked && alignment <= kWordBytes),
+      wastage_(wastage),
+      checked_(checked) {
   __atomic_store_n(&window_->top, nullptr, __ATOMIC_RELAXED);
   __atomic_store_n(&window_->end, nullptr, __ATOMIC_RELAXED);
 }
@@ -49,32 +51,37 @@ void* Arena::allocate(size_t bytes) {
   park();
   slow_allocations_++;
   size_t n = align_up(bytes, kWordBytes);
-  void* p = free_blocks_.empty() ? nullptr : allocate_from_free_blocks(n);
-  if (p == nullptr) p = allocate_from_chunks(n);
-  if (p != nullptr) __atomic_fetch_add(&window_->allocs, 1, __ATOMIC_RELAXED);
+  size_t total = checked_ ? n + Fence::kBytes : n;
+  char* p = free_blocks_.empty() ? nullptr : static_cast<char*>(allocate_from_free_blocks(total));
+  if (p == nullptr) p = static_cast<char*>(allocate_from_chunks(total));
+  if (p != nullptr) {
+    if (checked_) install_fence(p, n);
+    __atomic_fetch_add(&window_->allocs, 1, __ATOMIC_RELAXED);
+  }
   publish();
   return p;
 }
 
 void* Arena::allocate_from_free_blocks(size_t bytes) {
   size_t got = 0;
-  char* p = static_cast<char*>(free_blocks_.take(bytes, &got));
+  BlockOrigin origin;
+  char* p = static_cast<char*>(free_blocks_.take(bytes, &got, &origin));
   if (p == nullptr) return nullptr;
-  if (got > bytes) give_away(p + bytes, got - bytes);
+  if (got > bytes) give_away(p + bytes, got - bytes, origin);
   return p;
 }
 
-void Arena::give_away(char* p, size_t bytes) {
+void Arena::give_away(char* p, size_t bytes, BlockOrigin origin) {
   if (wastage_ != nullptr) {
-    wastage_->add_wastage(p, bytes);
+    wastage_->add_wastage(p, bytes, origin);
   } else {
-    free_blocks_.add(p, bytes);
+    free_blocks_.add(p, bytes, origin);
   }
 }
 
-void Arena::add_wastage(char* p, size_t bytes) {
+void Arena::add_wastage(char* p, size_t bytes, BlockOrigin origin) {
   park();
-  free_blocks_.add(p, bytes);
+  free_blocks_.add(p, bytes, origin);
 }
 
 void* Arena::allocate_from_chunks(size_t bytes) {
@@ -95,7 +102,7 @@ void* Arena::allocate_from_chunks(size_t bytes) {
     if (!enlarged && !new_chunk(need)) return nullptr;
     if (bump_current(need, &p) != Bump::kDone) return nullptr;
   }
-  if (need > bytes) give_away(p + bytes, need - bytes);
+  if (need > bytes) give_away(p + bytes, need - bytes, BlockOrigin::kAlignmentGap);
   return p;
 }
 
@@ -131,12 +138,74 @@ bool Arena::new_chunk(size_t bytes) {
 void Arena::salvage(Chunk* c, char* top) {
   char* committed_end = c->base + c->committed_bytes;
   c->used_bytes = static_cast<size_t>(std::max(top, committed_end) - c->base);
-  if (committed_end > top) give_away(top, static_cast<size_t>(committed_end - top));
+  if (committed_end > top) {
+    give_away(top, static_cast<size_t>(committed_end - top), BlockOrigin::kSalvaged);
+  }
 }
 
-void Arena::deallocate(void* p, size_t bytes) {
+void Arena::install_fence(char* block, size_t bytes) {
+  Fence* f = reinterpret_cast<Fence*>(block + bytes);
+  f->canary = f->live_canary();
+  f->block_bytes = bytes;
+  f->prev = fences_;
+  fences_ = f;
+  fence_count_++;
+}
+
+ms_error_t Arena::deallocate(void* p, size_t bytes) {
   park();
-  free_blocks_.add(p, align_up(bytes, kWordBytes));
+  size_t n = align_up(bytes, kWordBytes);
+  if (checked_) {
+    if (!owns(p, n + Fence::kBytes)) {
+      return fail(MS_ERR_NOT_OWNED, "block %p (%zu bytes) and its fence are not in this arena",
+                  p, bytes);
+    }
+    Fence* f = reinterpret_cast<Fence*>(static_cast<char*>(p) + n);
+    if (f->freed()) return fail(MS_ERR_DOUBLE_FREE, "block %p (%zu bytes) freed twice", p, bytes);
+    if (!f->live() || f->block_bytes != n) {
+      return fail(MS_ERR_OVERWRITE,
+                  "arena %p: block %p (%zu bytes) overrun or freed with a wrong size: fence at "
+                  "%p expected canary %#llx and size %zu, found %#llx and %zu",
+                  (void*)this, p, n, (void*)f, (unsigned long long)f->live_canary(), n,
+                  (unsigned long long)f->canary, static_cast<size_t>(f->block_bytes));
+    }
+    f->canary = f->freed_canary();
+    std::memset(p, Fence::kZapFreed, n);
+  }
+  free_blocks_.add(p, n);
+  return MS_OK;
+}
+
+ms_error_t Arena::check_fences() const {
+  size_t n = 0;
+  for (const Fence* f = fences_; f != nullptr; f = f->prev) {
+    // Follow a link only into memory this arena handed out: a smashed link must be reported,
+    // not chased.
+    if (!is_aligned(f, kWordBytes) || !owns(f, Fence::kBytes)) {
+      return fail(MS_ERR_OVERWRITE, "arena %p: fence list broken, link to %p after %zu fences",
+                  (const void*)this, (const void*)f, n);
+    }
+    if (!f->live() && !f->freed()) {
+      return fail(MS_ERR_OVERWRITE,
+                  "arena %p: block %p (%zu bytes) overrun: fence at %p expected canary %#llx, "
+                  "found %#llx", (const void*)this, (void*)f->block(),
+                  static_cast<size_t>(f->block_bytes), (const void*)f,
+                  (unsigned long long)f->live_canary(), (unsigned long long)f->canary);
+    }
+    n++;
+  }
+  if (n != fence_count_) {
+    return fail(MS_ERR_OVERWRITE, "arena %p: %zu fences linked, %zu installed",
+                (const void*)this, n, fence_count_);
+  }
+  return MS_OK;
+}
+
+void Arena::zap() {
+  for (Chunk* c = chunks_; c != nullptr; c = c->next) {
+    char* used_end = c == chunks_ ? top() : c->base + c->used_bytes;
+    std::memset(c->base, Fence::kZapDead, static_cast<size_t>(used_end - c->base));
+  }
 }
 
 bool Arena::owns(const void* p, size_t bytes) const {
@@ -154,7 +223,13 @@ ArenaStats Arena::stats_locked() const {
   ArenaStats s;
   s.free_blocks_bytes = free_blocks_.bytes();
   s.free_blocks_count = free_blocks_.count();
+  s.fence_bytes = fence_count_ * Fence::kBytes;
   s.foreign_free_bytes = free_blocks_.foreign_bytes();
+  for (int o = 0; o < kBlockOrigins; o++) {
+    for (int f = 0; f < 2; f++) {
+      s.free_bytes_by_origin[o][f] = free_blocks_.bytes_of(static_cast<BlockOrigin>(o), f == 1);
+    }
+  }
   for (const Chunk* c = chunks_; c != nullptr; c = c->next) {
     s.chunks++;
     s.capacity_bytes += c->bytes;
@@ -167,6 +242,7 @@ ArenaStats Arena::stats_locked() const {
 
 bool Arena::verify() const {
   if (!free_blocks_.verify()) return false;
+  if (checked_ && check_fences() != MS_OK) return false;
   size_t n = 0;
   for (const Chunk* c = chunks_; c != nullptr; c = c->next) {
     MS_VERIFY(c->state == Chunk::State::kInUse, "arena chunk %p is not in use", (void*)c->base);

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 
+#include "arena/fence.hpp"
 #include "arena/free_blocks.hpp"
 #include "arena/growth_policy.hpp"
 #include "chunks/chunk.hpp"
@@ -32,7 +33,10 @@ struct ArenaStats {
   size_t consumed_bytes = 0;       // bumped off chunks (live + free blocks)
   size_t free_blocks_bytes = 0;
   size_t free_blocks_count = 0;
+  size_t fence_bytes = 0;          // checked mode: fences behind blocks (live and freed)
   size_t foreign_free_bytes = 0;   // free blocks that lie in the other space
+  // Free block bytes by origin (BlockOrigin) and by whether they lie in the other space.
+  size_t free_bytes_by_origin[kBlockOrigins][2] = {};
   size_t chunks_by_level[kMaxLevels] = {};
 };
 
@@ -41,8 +45,9 @@ class Arena {
   // `alignment`: block alignment, a power of 2 from 8 to 1 KiB. `wastage`: where alignment gaps
   // and salvaged tails go that this arena cannot use itself (class arenas hand them to their
   // loader's non-class arena); null keeps them here. `window` is the fast-path state.
+  // `checked`: fences, zapping and double-free detection (see fence.hpp); no fast path.
   Arena(ChunkManager& chunks, GrowthPolicy policy, size_t alignment, ms__bump* window,
-        bool fast_path, Arena* wastage);
+        bool fast_path, Arena* wastage, bool checked = false);
   // Returns every chunk to the chunk manager at once.
   ~Arena();
   Arena(const Arena&) = delete;
@@ -50,10 +55,15 @@ class Arena {
 
   // The slow path. `bytes` is 1 .. root chunk size (the loader checks); null with error set.
   void* allocate(size_t bytes);
-  // Files a block handed out by this loader for reuse.
-  void deallocate(void* p, size_t bytes);
+  // Files a block handed out by this loader for reuse. In checked mode the block's fence is
+  // checked first: MS_ERR_DOUBLE_FREE or MS_ERR_OVERWRITE, and the block is not filed.
+  ms_error_t deallocate(void* p, size_t bytes);
+  // Checked mode: all fences intact? MS_OK, or the first broken one reported as an error.
+  ms_error_t check_fences() const;
+  // Checked mode, before destruction: fills the memory handed out so far with a pattern.
+  void zap();
   // Takes a block of memory this arena may hand out (gaps and tails from a sibling arena).
-  void add_wastage(char* p, size_t bytes);
+  void add_wastage(char* p, size_t bytes, BlockOrigin origin);
 
   // True if [p, p + bytes) lies within the part of one of this arena's chunks handed out so far.
   bool owns(const void* p, size_t bytes) const;
@@ -75,7 +85,8 @@ class Arena {
   Bump bump_current(size_t bytes, char** out);
   bool new_chunk(size_t bytes);
   void salvage(Chunk* c, char* top);
-  void give_away(char* p, size_t bytes);
+  void give_away(char* p, size_t bytes, BlockOrigin origin);
+  void install_fence(char* block, size_t bytes);
 
   ChunkManager& chunks_manager_;
   const GrowthPolicy policy_;
@@ -83,6 +94,7 @@ class Arena {
   ms__bump* const window_;
   const bool fast_path_;
   Arena* const wastage_;
+  const bool checked_;
 
   Chunk* chunks_ = nullptr;  // current chunk first
   size_t chunk_count_ = 0;
@@ -91,6 +103,8 @@ class Arena {
   bool parked_ = true;
   FreeBlocks free_blocks_;
   uint64_t slow_allocations_ = 0;
+  Fence* fences_ = nullptr;  // newest first
+  size_t fence_count_ = 0;
 };
 
 }  // namespace metaspace

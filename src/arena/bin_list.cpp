@@ -6,22 +6,23 @@
 
 namespace metaspace {
 
-void BinList::add(void* p, size_t words) {
+void BinList::add(void* p, size_t words, unsigned tag) {
   size_t i = words - 1;
   Block* b = static_cast<Block*>(p);
-  b->next = bins_[i];
+  b->link = reinterpret_cast<uintptr_t>(bins_[i]) | tag;
   bins_[i] = b;
   mask_ |= uint32_t{1} << i;
   count_++;
   words_ += words;
 }
 
-void* BinList::take(size_t words, size_t* got_words) {
+void* BinList::take(size_t words, size_t* got_words, unsigned* tag) {
   uint32_t candidates = mask_ & (~uint32_t{0} << (words - 1));
   if (candidates == 0) return nullptr;
   size_t i = static_cast<size_t>(std::countr_zero(candidates));
   Block* b = bins_[i];
-  bins_[i] = b->next;
+  bins_[i] = b->next();
+  if (tag != nullptr) *tag = b->tag();
   if (bins_[i] == nullptr) mask_ &= ~(uint32_t{1} << i);
   count_--;
   words_ -= i + 1;
@@ -35,7 +36,7 @@ bool BinList::verify() const {
   for (size_t i = 0; i < kBins; i++) {
     MS_VERIFY(((mask_ >> i) & 1) == (bins_[i] != nullptr ? 1u : 0u), "bin %zu mask bit wrong",
               i + 1);
-    for (Block* b = bins_[i]; b != nullptr; b = b->next) {
+    for (Block* b = bins_[i]; b != nullptr; b = b->next()) {
       n++;
       w += i + 1;
     }

@@ -81,15 +81,15 @@ BlockTree::Node* BlockTree::remove(Node* root, size_t words) {
   return rebalance(root);
 }
 
-void BlockTree::add(void* p, size_t words) {
+void BlockTree::add(void* p, size_t words, unsigned tag) {
   Node* n = static_cast<Node*>(p);
-  *n = Node{kCanary, words, nullptr, nullptr, nullptr, 1};
+  *n = Node{kCanary, words, nullptr, nullptr, nullptr, 1, tag};
   root_ = insert(root_, n);
   count_++;
   words_ += words;
 }
 
-void* BlockTree::take(size_t words, size_t* got_words) {
+void* BlockTree::take(size_t words, size_t* got_words, unsigned* tag) {
   Node* best = nullptr;
   for (Node* n = root_; n != nullptr;) {
     if (n->words >= words) {
@@ -112,6 +112,7 @@ void* BlockTree::take(size_t words, size_t* got_words) {
   count_--;
   words_ -= taken->words;
   *got_words = taken->words;
+  if (tag != nullptr) *tag = taken->tag;
   return taken;
 }
 

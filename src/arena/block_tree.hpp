@@ -14,10 +14,10 @@ namespace metaspace {
 
 class BlockTree {
  public:
-  static constexpr size_t kMinWords = 6;  // room for a node in the block
+  static constexpr size_t kMinWords = 7;  // room for a node in the block
 
-  void add(void* p, size_t words);
-  void* take(size_t words, size_t* got_words);
+  void add(void* p, size_t words, unsigned tag = 0);
+  void* take(size_t words, size_t* got_words, unsigned* tag = nullptr);
 
   bool empty() const { return root_ == nullptr; }
   size_t count() const { return count_; }
@@ -36,6 +36,7 @@ class BlockTree {
     Node* right;
     Node* same;  // further blocks of this size
     int height;
+    unsigned tag;
   };
   static constexpr uint64_t kCanary = 0x4E4F44454E4F4445ull;  // "NODENODE"
 
@@ -54,7 +55,9 @@ class BlockTree {
   static void visit(const Node* n, F& f) {
     if (n == nullptr) return;
     visit(n->left, f);
-    for (const Node* b = n; b != nullptr; b = b->same) f(const_cast<Node*>(b), b->words);
+    for (const Node* b = n; b != nullptr; b = b->same) {
+      f(static_cast<void*>(const_cast<Node*>(b)), b->words, b->tag);
+    }
     visit(n->right, f);
   }
 

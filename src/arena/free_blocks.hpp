@@ -12,6 +12,11 @@
 
 namespace metaspace {
 
+// Where a free block came from: the report breaks waste down by it, and a split block's rest
+// keeps its origin.
+enum class BlockOrigin : unsigned { kDeallocated = 0, kSalvaged = 1, kAlignmentGap = 2 };
+constexpr int kBlockOrigins = 3;
+
 class FreeBlocks {
  public:
   // Blocks inside [foreign_lo, foreign_hi) are counted apart: a non-class arena receives class
@@ -22,21 +27,31 @@ class FreeBlocks {
   }
 
   // bytes: a multiple of 8, at least 8.
-  void add(void* p, size_t bytes);
+  void add(void* p, size_t bytes, BlockOrigin origin = BlockOrigin::kDeallocated);
   // The smallest block of at least `bytes`, or null; its size goes to *got_bytes.
-  void* take(size_t bytes, size_t* got_bytes);
+  void* take(size_t bytes, size_t* got_bytes, BlockOrigin* origin = nullptr);
 
   bool empty() const { return bins_.empty() && tree_.empty(); }
   size_t count() const { return bins_.count() + tree_.count(); }
   size_t bytes() const { return (bins_.words() + tree_.words()) * 8; }
-  size_t foreign_bytes() const { return foreign_bytes_; }
+  size_t foreign_bytes() const {
+    return bytes_by_[0][1] + bytes_by_[1][1] + bytes_by_[2][1];
+  }
+  // Bytes of one origin, inside (foreign) or outside the foreign range.
+  size_t bytes_of(BlockOrigin origin, bool in_foreign_range) const {
+    return bytes_by_[static_cast<int>(origin)][in_foreign_range ? 1 : 0];
+  }
   size_t largest_bytes() const;
 
   bool verify() const;
+  // f(block, bytes, origin)
   template <typename F>
   void for_each(F f) const {
-    bins_.for_each([&](void* p, size_t words) { f(p, words * 8); });
-    tree_.for_each([&](void* p, size_t words) { f(p, words * 8); });
+    auto visit = [&](void* p, size_t words, unsigned tag) {
+      f(p, words * 8, static_cast<BlockOrigin>(tag));
+    };
+    bins_.for_each(visit);
+    tree_.for_each(visit);
   }
 
  private:
@@ -46,7 +61,7 @@ class FreeBlocks {
   BlockTree tree_;
   const char* foreign_lo_ = nullptr;
   const char* foreign_hi_ = nullptr;
-  size_t foreign_bytes_ = 0;
+  size_t bytes_by_[kBlockOrigins][2] = {};  // [origin][in foreign range]
 };
 
 }  // namespace metaspace

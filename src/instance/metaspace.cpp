@@ -6,6 +6,8 @@
 
 namespace metaspace {
 
+static_assert(kMaxLevels == MS_MAX_CHUNK_LEVELS, "public and internal level counts differ");
+
 std::unique_ptr<Metaspace> Metaspace::create(const ms_settings_t& requested) {
   ms_settings_t settings;
   if (complete_settings(requested, &settings) != MS_OK) return nullptr;
@@ -18,6 +20,8 @@ Metaspace::Metaspace(const ms_settings_t& settings)
     : settings_(settings), limiter_(settings.max_committed_bytes) {
   ReclaimPolicy policy = ReclaimPolicy::of(settings.reclaim);
   bool protect = settings.checked != 0;
+  // Checked mode takes dead loaders' memory away at once, so stale readers fault.
+  if (protect && policy.merge) policy.uncommit_on_return = true;
   NodeGeometry nonclass{settings.node_bytes, settings.root_chunk_bytes,
                         settings.commit_granule_bytes, protect};
   NodeGeometry klass{settings.class_space_bytes, settings.root_chunk_bytes,
@@ -67,20 +71,16 @@ LoaderMetaspace* Metaspace::create_loader(ms_loader_kind_t kind, unsigned flags)
 }
 
 ms_error_t Metaspace::destroy_loader(LoaderMetaspace* l) {
-  {
-    std::lock_guard<std::mutex> guard(registry_lock_);
-    if (!l->alive()) return fail(MS_ERR_DESTROYED, "loader %p was already destroyed", (void*)l);
-    if (l->prev_ != nullptr) l->prev_->next_ = l->next_; else live_ = l->next_;
-    if (l->next_ != nullptr) l->next_->prev_ = l->prev_;
-    l->prev_ = l->next_ = nullptr;
-    live_count_--;
-    live_by_kind_[l->kind()]--;
-    l->close();
-    dead_.push_back(l);
-  }
-  // Uncommitting may bring committed back below the threshold; nothing to deliver then, but a
-  // crossing noted by a concurrent allocation is delivered by it.
-  return MS_OK;
+  std::lock_guard<std::mutex> guard(registry_lock_);
+  if (!l->alive()) return fail(MS_ERR_DESTROYED, "loader %p was already destroyed", (void*)l);
+  if (l->prev_ != nullptr) l->prev_->next_ = l->next_; else live_ = l->next_;
+  if (l->next_ != nullptr) l->next_->prev_ = l->prev_;
+  l->prev_ = l->next_ = nullptr;
+  live_count_--;
+  live_by_kind_[l->kind()]--;
+  ms_error_t result = l->close();
+  dead_.push_back(l);
+  return result;
 }
 
 void Metaspace::purge() {
@@ -97,11 +97,21 @@ void add_space(ms_space_stats_t& to, const ms_space_stats_t& from) {
   to.free_in_chunks_bytes += from.free_in_chunks_bytes;
   to.free_chunks_bytes += from.free_chunks_bytes;
   to.free_blocks_bytes += from.free_blocks_bytes;
+  to.deallocated_bytes += from.deallocated_bytes;
+  to.salvaged_bytes += from.salvaged_bytes;
+  to.alignment_gap_bytes += from.alignment_gap_bytes;
   to.free_blocks_count += from.free_blocks_count;
+  to.fence_bytes += from.fence_bytes;
+  to.overhead_bytes += from.overhead_bytes;
   to.chunks_in_use += from.chunks_in_use;
   to.free_chunks += from.free_chunks;
   to.nodes += from.nodes;
   to.root_chunks += from.root_chunks;
+  for (int l = 0; l < MS_MAX_CHUNK_LEVELS; l++) {
+    to.free_chunks_by_level[l].count += from.free_chunks_by_level[l].count;
+    to.free_chunks_by_level[l].bytes += from.free_chunks_by_level[l].bytes;
+    to.free_chunks_by_level[l].committed_bytes += from.free_chunks_by_level[l].committed_bytes;
+  }
 }
 
 }  // namespace
@@ -125,7 +135,11 @@ Snapshot Metaspace::snapshot() {
       sp.used_bytes += ls.used_bytes[s];
       sp.free_in_chunks_bytes += ls.arena[s].committed_bytes - ls.arena[s].consumed_bytes;
       sp.free_blocks_bytes += ls.free_blocks_bytes[s];
+      sp.deallocated_bytes += ls.free_bytes_by_origin[s][0];
+      sp.salvaged_bytes += ls.free_bytes_by_origin[s][1];
+      sp.alignment_gap_bytes += ls.free_bytes_by_origin[s][2];
       sp.free_blocks_count += ls.arena[s].free_blocks_count;
+      sp.fence_bytes += ls.arena[s].fence_bytes;
     }
     snap.loaders.push_back(ls);
   }
@@ -137,17 +151,19 @@ Snapshot Metaspace::snapshot() {
     sp.committed_bytes = c.vslist().committed_bytes();
     sp.nodes = c.vslist().nodes().size();
     for (const auto& n : c.vslist().nodes()) sp.root_chunks += n->root_chunks_carved();
-    snap.free_chunks[s] = cm.free_chunk_stats_locked();
-    for (const FreeChunkLevelStats& f : snap.free_chunks[s]) {
-      sp.free_chunks += f.count;
-      sp.free_chunks_bytes += f.committed_bytes;
+    std::vector<FreeChunkLevelStats> levels = cm.free_chunk_stats_locked();
+    for (size_t l = 0; l < levels.size(); l++) {
+      sp.free_chunks += levels[l].count;
+      sp.free_chunks_bytes += levels[l].committed_bytes;
+      sp.free_chunks_by_level[l] = {levels[l].count, levels[l].bytes, levels[l].committed_bytes};
     }
     sp.chunks_in_use = cm.chunks_in_use_locked();
-    snap.header_pool_bytes[s] = cm.header_pool_bytes_locked();
+    sp.overhead_bytes = cm.header_pool_bytes_locked() + c.vslist().bookkeeping_bytes();
     t.commits += c.vslist().commit_calls();
     t.uncommits += c.vslist().uncommit_calls();
     add_space(t.total, sp);
   }
+  t.chunk_levels = static_cast<unsigned>(contexts[0]->chunks().geometry().levels());
   t.loaders = live_count_;
   for (int k = 0; k < MS_LOADER_KIND_COUNT; k++) t.loaders_by_kind[k] = live_by_kind_[k];
   t.commit_granule_bytes = settings_.commit_granule_bytes;
@@ -172,15 +188,21 @@ ms_error_t Metaspace::verify() {
     for (int s = 0; s < 2; s++) {
       const ms_space_stats_t& sp = snap.totals.space[s];
       size_t accounted = sp.used_bytes + sp.free_in_chunks_bytes + sp.free_chunks_bytes +
-                         sp.free_blocks_bytes;
+                         sp.free_blocks_bytes + sp.fence_bytes;
       MS_VERIFY(accounted == sp.committed_bytes,
                 "space %d: committed %zu != used %zu + free in chunks %zu + free chunks %zu + "
-                "free blocks %zu", s, sp.committed_bytes, sp.used_bytes,
-                sp.free_in_chunks_bytes, sp.free_chunks_bytes, sp.free_blocks_bytes);
+                "free blocks %zu + fences %zu", s, sp.committed_bytes, sp.used_bytes,
+                sp.free_in_chunks_bytes, sp.free_chunks_bytes, sp.free_blocks_bytes,
+                sp.fence_bytes);
+      MS_VERIFY(sp.free_blocks_bytes ==
+                    sp.deallocated_bytes + sp.salvaged_bytes + sp.alignment_gap_bytes,
+                "space %d: free blocks %zu != deallocated %zu + salvaged %zu + gaps %zu", s,
+                sp.free_blocks_bytes, sp.deallocated_bytes, sp.salvaged_bytes,
+                sp.alignment_gap_bytes);
     }
     return true;
   };
-  if (!check()) return MS_ERR_CORRUPTED;
+  if (!check()) return ms_last_error() != MS_OK ? ms_last_error() : MS_ERR_CORRUPTED;
   std::lock_guard<std::mutex> nc_lock(nonclass_->chunks().lock());
   std::lock_guard<std::mutex> cl_lock(class_space_->context().chunks().lock());
   size_t committed = nonclass_->vslist().committed_bytes() +

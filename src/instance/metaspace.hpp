@@ -22,8 +22,6 @@ namespace metaspace {
 struct Snapshot {
   ms_stats_t totals{};
   std::vector<LoaderStats> loaders;
-  std::vector<FreeChunkLevelStats> free_chunks[2];
-  size_t header_pool_bytes[2] = {};
 };
 
 class Metaspace {

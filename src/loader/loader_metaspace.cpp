@@ -16,29 +16,40 @@ LoaderMetaspace::LoaderMetaspace(Context& nonclass, ClassSpace& class_space,
 
 void LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags, bool checked) {
   kind_ = kind;
+  checked_ = checked;
   bool fast = (flags & MS_LOADER_SHARED) == 0 && !checked;
   ChunkManager& nc = nonclass_context_.chunks();
   ChunkManager& cc = class_space_.context().chunks();
   size_t class_alignment = size_t{1} << class_space_.shift();
   nonclass_.emplace(nc, GrowthPolicy::for_loader(kind, MS_SPACE_NONCLASS, nc.geometry()),
-                    kWordBytes, &bump[MS_SPACE_NONCLASS], fast, nullptr);
+                    kWordBytes, &bump[MS_SPACE_NONCLASS], fast, nullptr, checked);
   nonclass_->free_blocks().set_foreign_range(
       reinterpret_cast<const char*>(class_space_.base()),
       reinterpret_cast<const char*>(class_space_.base() + class_space_.bytes()));
   // With 8-byte class alignment nothing is lost to gaps and tails can stay in class space.
   Arena* wastage = class_alignment > kWordBytes ? &*nonclass_ : nullptr;
   class_.emplace(cc, GrowthPolicy::for_loader(kind, MS_SPACE_CLASS, cc.geometry()),
-                 class_alignment, &bump[MS_SPACE_CLASS], fast, wastage);
+                 class_alignment, &bump[MS_SPACE_CLASS], fast, wastage, checked);
   __atomic_store_n(&bump[0].allocs, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&bump[1].allocs, 0, __ATOMIC_RELAXED);
   alive_ = true;
 }
 
-void LoaderMetaspace::close() {
+ms_error_t LoaderMetaspace::close() {
   std::lock_guard<std::mutex> guard(lock_);
+  ms_error_t result = MS_OK;
+  if (checked_) {
+    for (Arena* a : {&*class_, &*nonclass_}) {
+      ms_error_t e = a->check_fences();
+      if (result == MS_OK) result = e;
+    }
+    class_->zap();
+    nonclass_->zap();
+  }
   alive_ = false;
   class_.reset();
   nonclass_.reset();
+  return result;
 }
 
 void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
@@ -83,8 +94,7 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
   // A block in class space at class alignment can hold a class again; anything else (a
   // non-class block living in a class gap, say) is only good for non-class requests.
   bool class_block = class_space_.contains(p) && is_aligned(p, class_->alignment());
-  (class_block ? *class_ : *nonclass_).deallocate(p, n);
-  return MS_OK;
+  return (class_block ? *class_ : *nonclass_).deallocate(p, n);
 }
 
 LoaderStats LoaderMetaspace::stats_locked() const {
@@ -99,10 +109,17 @@ LoaderStats LoaderMetaspace::stats_locked() const {
   const ArenaStats& nc = s.arena[MS_SPACE_NONCLASS];
   const ArenaStats& cl = s.arena[MS_SPACE_CLASS];
   // Non-class free blocks that lie in class space are class-space memory.
+  for (int o = 0; o < kBlockOrigins; o++) {
+    s.free_bytes_by_origin[MS_SPACE_NONCLASS][o] = nc.free_bytes_by_origin[o][0];
+    s.free_bytes_by_origin[MS_SPACE_CLASS][o] =
+        nc.free_bytes_by_origin[o][1] + cl.free_bytes_by_origin[o][0] + cl.free_bytes_by_origin[o][1];
+  }
   s.free_blocks_bytes[MS_SPACE_NONCLASS] = nc.free_blocks_bytes - nc.foreign_free_bytes;
   s.free_blocks_bytes[MS_SPACE_CLASS] = cl.free_blocks_bytes + nc.foreign_free_bytes;
-  s.used_bytes[MS_SPACE_NONCLASS] = nc.consumed_bytes - s.free_blocks_bytes[MS_SPACE_NONCLASS];
-  s.used_bytes[MS_SPACE_CLASS] = cl.consumed_bytes - s.free_blocks_bytes[MS_SPACE_CLASS];
+  s.used_bytes[MS_SPACE_NONCLASS] =
+      nc.consumed_bytes - s.free_blocks_bytes[MS_SPACE_NONCLASS] - nc.fence_bytes;
+  s.used_bytes[MS_SPACE_CLASS] =
+      cl.consumed_bytes - s.free_blocks_bytes[MS_SPACE_CLASS] - cl.fence_bytes;
   return s;
 }
 

@@ -28,6 +28,7 @@ struct LoaderStats {
   ArenaStats arena[2];
   size_t used_bytes[2] = {};         // by where the memory lies
   size_t free_blocks_bytes[2] = {};  // by where the memory lies
+  size_t free_bytes_by_origin[2][kBlockOrigins] = {};  // [space where it lies][BlockOrigin]
 };
 
 class LoaderMetaspace : public ms__loader_head {
@@ -42,7 +43,9 @@ class LoaderMetaspace : public ms__loader_head {
   // Gives the (recycled) object a life: creates its arenas.
   void open(ms_loader_kind_t kind, unsigned flags, bool checked);
   // Ends it: every chunk goes back. The object stays valid (and detectably dead) until reused.
-  void close();
+  // In checked mode the fences are checked first (the first overrun found is returned, the
+  // loader dies all the same) and the memory is zapped.
+  ms_error_t close();
   bool alive() const { return alive_; }
 
   void* allocate(ms_space_t space, size_t bytes);
@@ -74,6 +77,7 @@ class LoaderMetaspace : public ms__loader_head {
   ms_metaspace_t* const owner_;
   std::mutex lock_;
   bool alive_ = false;
+  bool checked_ = false;
   ms_loader_kind_t kind_ = MS_LOADER_STANDARD;
   // Destroyed in reverse order: the class arena hands wastage to the non-class one.
   std::optional<Arena> nonclass_;

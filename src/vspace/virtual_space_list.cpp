@@ -76,6 +76,12 @@ size_t VirtualSpaceList::uncommit_calls() const {
   return total;
 }
 
+size_t VirtualSpaceList::bookkeeping_bytes() const {
+  size_t total = 0;
+  for (const auto& n : nodes_) total += sizeof(VirtualSpaceNode) + n->mask().granules() / 8;
+  return total;
+}
+
 bool VirtualSpaceList::verify() const {
   for (const auto& n : nodes_) {
     if (!n->verify()) return false;

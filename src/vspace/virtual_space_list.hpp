@@ -36,6 +36,8 @@ class VirtualSpaceList {
   size_t committed_bytes() const;
   size_t commit_calls() const;
   size_t uncommit_calls() const;
+  // Heap bytes of the nodes' own bookkeeping (commit masks, area flags).
+  size_t bookkeeping_bytes() const;
 
   bool verify() const;
 

@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(g++ cmake ninja-build make pkg-config libgtest-dev libbenchmark-dev libmimalloc-dev
-          libjemalloc-dev libcli11-dev nlohmann-json3-dev libfmt-dev python3 python3-matplotlib
+          libjemalloc-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev python3 python3-matplotlib
           clang libclang-rt-14-dev)
 
 missing=()

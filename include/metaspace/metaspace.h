@@ -27,10 +27,19 @@ extern "C" {
 #define MS_VERSION_MAJOR 0
 #define MS_VERSION_MINOR 1
 
+/* A C caller may pass any int where an enum is expected, and the library refuses values out of
+ * range (MS_ERR_INVALID_ARGUMENT). In C++ (the library's language) such a value is only valid for
+ * an enum with a fixed underlying type; without one, merely reading it is undefined. */
+#ifdef __cplusplus
+#define MS__INT_ENUM : int
+#else
+#define MS__INT_ENUM
+#endif
+
 typedef struct ms_metaspace ms_metaspace_t;
 typedef struct ms_loader ms_loader_t;
 
-typedef enum ms_error {
+typedef enum ms_error MS__INT_ENUM {
   MS_OK = 0,
   MS_ERR_INVALID_ARGUMENT,   /* NULL handle, size 0, bad enum value, bad setting */
   MS_ERR_TOO_LARGE,          /* request larger than a root chunk: never served */
@@ -45,9 +54,9 @@ typedef enum ms_error {
   MS_ERR_CORRUPTED           /* verification found a broken invariant */
 } ms_error_t;
 
-typedef enum ms_space { MS_SPACE_NONCLASS = 0, MS_SPACE_CLASS = 1 } ms_space_t;
+typedef enum ms_space MS__INT_ENUM { MS_SPACE_NONCLASS = 0, MS_SPACE_CLASS = 1 } ms_space_t;
 
-typedef enum ms_loader_kind {
+typedef enum ms_loader_kind MS__INT_ENUM {
   MS_LOADER_BOOT = 0,     /* one per runtime, huge: large chunks from the start */
   MS_LOADER_STANDARD = 1, /* ordinary loaders: small chunks first, growing */
   MS_LOADER_MICRO = 2     /* one class each (reflection, hidden classes): tiny chunks, never grow */
@@ -55,7 +64,7 @@ typedef enum ms_loader_kind {
 
 #define MS_LOADER_KIND_COUNT 3
 
-typedef enum ms_reclaim {
+typedef enum ms_reclaim MS__INT_ENUM {
   MS_RECLAIM_NONE = 0,       /* never merge, never uncommit: the pre-elastic behaviour */
   MS_RECLAIM_BALANCED = 1,   /* merge on return, uncommit in ms_purge() */
   MS_RECLAIM_AGGRESSIVE = 2  /* merge and uncommit as soon as a chunk is returned */
@@ -170,6 +179,21 @@ typedef struct ms_loader_stats {
 
 ms_error_t ms_loader_get_stats(ms_loader_t* loader, ms_loader_stats_t* out);
 
+/* Reports in the spirit of jcmd VM.metaspace, from one snapshot. The text report has sections
+ * Total usage, Virtual space, Chunk freelists, Waste, Settings, and optionally usage per loader
+ * kind and per loader; the JSON report has the same data in bytes (schema "libmetaspace.report",
+ * docs/report-schema.md). NULL options: dynamic scale, per-kind table and per-level freelists on,
+ * per-loader table off. Output errors are the stream's (ferror). */
+typedef struct ms_report_options {
+  char scale;      /* 0 = dynamic, 'B', 'K', 'M', 'G' (binary multiples); text report only */
+  int per_loader;  /* table of live loaders: kind, allocations, used/committed/capacity, chunks */
+  int per_kind;    /* the same summed per loader kind */
+  int free_lists;  /* free chunks per level, not only per space */
+} ms_report_options_t;
+
+ms_error_t ms_print_report(ms_metaspace_t* ms, FILE* out, const ms_report_options_t* options);
+ms_error_t ms_write_report_json(ms_metaspace_t* ms, FILE* out, const ms_report_options_t* options);
+
 /* Checks every invariant; MS_OK or MS_ERR_CORRUPTED/MS_ERR_OVERWRITE (details in last error text). */
 ms_error_t ms_verify(ms_metaspace_t* ms);
 
@@ -182,7 +206,8 @@ const char* ms_error_name(ms_error_t e);
 struct ms__bump {
   char* top;         /* next free byte of the current chunk */
   char* end;         /* end of its committed part; top == end == NULL while the fast path is off */
-  uint64_t allocs;   /* blocks handed out by the fast path */
+  uint64_t allocs;   /* blocks handed out */
+  size_t fit_max;    /* largest block awaiting reuse: requests up to it go where best fit is */
 };
 
 struct ms__loader_head {
@@ -203,8 +228,10 @@ static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t by
     char* top = __atomic_load_n(&b->top, __ATOMIC_RELAXED);
     char* end = __atomic_load_n(&b->end, __ATOMIC_RELAXED);
     size_t n = (bytes + 7u) & ~(size_t)7u;
-    /* n - 1 wraps for n == 0 (also for sizes that overflowed while rounding), so they fall through. */
-    if (MS__LIKELY(n - 1u < (size_t)(end - top))) {
+    /* n - 1 wraps for n == 0 (also for sizes that overflowed while rounding), so they fall through.
+     * A request that some free block could hold goes to the slow path, which reuses it. */
+    if (MS__LIKELY(n - 1u < (size_t)(end - top) &&
+                   n > __atomic_load_n(&b->fit_max, __ATOMIC_RELAXED))) {
       __atomic_store_n(&b->top, top + n, __ATOMIC_RELAXED);
       __atomic_store_n(&b->allocs, b->allocs + 1u, __ATOMIC_RELAXED);
       return top;

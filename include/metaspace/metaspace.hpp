@@ -4,6 +4,8 @@
 
 #include <metaspace/metaspace.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -104,6 +106,22 @@ class Metaspace {
   void verify() const {
     ms_error_t e = ms_verify(ms_);
     if (e != MS_OK) throw Error(e);
+  }
+  void print_report(FILE* out = stdout, const ms_report_options_t* options = nullptr) const {
+    ms_error_t e = ms_print_report(ms_, out, options);
+    if (e != MS_OK) throw Error(e);
+  }
+  std::string report_json(const ms_report_options_t* options = nullptr) const {
+    char* buf = nullptr;
+    size_t len = 0;
+    FILE* f = open_memstream(&buf, &len);
+    if (f == nullptr) throw std::runtime_error("open_memstream failed");
+    ms_error_t e = ms_write_report_json(ms_, f, options);
+    std::fclose(f);
+    std::string json(buf, len);
+    std::free(buf);
+    if (e != MS_OK) throw Error(e);
+    return json;
   }
   uint32_t encode(const void* klass) const { return ms_encode_class(ms_, klass); }
   void* decode(uint32_t narrow) const { return ms_decode_class(ms_, narrow); }

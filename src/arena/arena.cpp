@@ -18,13 +18,17 @@ Arena::Arena(ChunkManager& chunks, GrowthPolicy policy, size_t alignment, ms__bu
       fast_path_(fast_path && !checked && alignment <= kWordBytes),
       wastage_(wastage),
       checked_(checked) {
+  if (wastage_ != nullptr) wastage_->donor_ = this;
   __atomic_store_n(&window_->top, nullptr, __ATOMIC_RELAXED);
   __atomic_store_n(&window_->end, nullptr, __ATOMIC_RELAXED);
 }
 
 Arena::~Arena() {
+  if (wastage_ != nullptr && wastage_->donor_ == this) wastage_->donor_ = nullptr;
   park();
-  chunks_manager_.return_chunks(chunks_);
+  // The arena's chunks are in use by construction; a refusal would mean corrupted lists, which
+  // return_chunks leaves untouched and verify() reports. A destructor has no caller to tell.
+  (void)chunks_manager_.return_chunks(chunks_);
 }
 
 char* Arena::top() const {
@@ -41,7 +45,8 @@ void Arena::park() {
 }
 
 void Arena::publish() {
-  if (!fast_path_ || !free_blocks_.empty() || chunks_ == nullptr) return;
+  if (!fast_path_ || chunks_ == nullptr) return;
+  __atomic_store_n(&window_->fit_max, free_blocks_.largest_bytes(), __ATOMIC_RELAXED);
   __atomic_store_n(&window_->top, top_, __ATOMIC_RELAXED);
   __atomic_store_n(&window_->end, end_, __ATOMIC_RELAXED);
   parked_ = false;
@@ -82,6 +87,7 @@ void Arena::give_away(char* p, size_t bytes, BlockOrigin origin) {
 void Arena::add_wastage(char* p, size_t bytes, BlockOrigin origin) {
   park();
   free_blocks_.add(p, bytes, origin);
+  publish();
 }
 
 void* Arena::allocate_from_chunks(size_t bytes) {
@@ -150,13 +156,20 @@ void Arena::install_fence(char* block, size_t bytes) {
   f->prev = fences_;
   fences_ = f;
   fence_count_++;
+  if (free_blocks_.in_foreign_range(f)) foreign_fence_count_++;
 }
 
 ms_error_t Arena::deallocate(void* p, size_t bytes) {
   park();
+  ms_error_t result = deallocate_parked(p, bytes);
+  publish();
+  return result;
+}
+
+ms_error_t Arena::deallocate_parked(void* p, size_t bytes) {
   size_t n = align_up(bytes, kWordBytes);
   if (checked_) {
-    if (!owns(p, n + Fence::kBytes)) {
+    if (!handed_out(p, n + Fence::kBytes)) {
       return fail(MS_ERR_NOT_OWNED, "block %p (%zu bytes) and its fence are not in this arena",
                   p, bytes);
     }
@@ -181,7 +194,7 @@ ms_error_t Arena::check_fences() const {
   for (const Fence* f = fences_; f != nullptr; f = f->prev) {
     // Follow a link only into memory this arena handed out: a smashed link must be reported,
     // not chased.
-    if (!is_aligned(f, kWordBytes) || !owns(f, Fence::kBytes)) {
+    if (!is_aligned(f, kWordBytes) || !handed_out(f, Fence::kBytes)) {
       return fail(MS_ERR_OVERWRITE, "arena %p: fence list broken, link to %p after %zu fences",
                   (const void*)this, (const void*)f, n);
     }
@@ -219,12 +232,17 @@ bool Arena::owns(const void* p, size_t bytes) const {
   return false;
 }
 
+bool Arena::handed_out(const void* p, size_t bytes) const {
+  return owns(p, bytes) || (donor_ != nullptr && donor_->owns(p, bytes));
+}
+
 ArenaStats Arena::stats_locked() const {
   ArenaStats s;
   s.free_blocks_bytes = free_blocks_.bytes();
   s.free_blocks_count = free_blocks_.count();
   s.fence_bytes = fence_count_ * Fence::kBytes;
   s.foreign_free_bytes = free_blocks_.foreign_bytes();
+  s.foreign_fence_bytes = foreign_fence_count_ * Fence::kBytes;
   for (int o = 0; o < kBlockOrigins; o++) {
     for (int f = 0; f < 2; f++) {
       s.free_bytes_by_origin[o][f] = free_blocks_.bytes_of(static_cast<BlockOrigin>(o), f == 1);
@@ -246,6 +264,10 @@ bool Arena::verify() const {
   size_t n = 0;
   for (const Chunk* c = chunks_; c != nullptr; c = c->next) {
     MS_VERIFY(c->state == Chunk::State::kInUse, "arena chunk %p is not in use", (void*)c->base);
+    // used_bytes belongs to the arena (written under the loader lock), so it is checked here.
+    MS_VERIFY(c == chunks_ || c->used_bytes <= c->committed_bytes,
+              "retired chunk %p uses %zu bytes but has %zu committed", (void*)c->base,
+              c->used_bytes, c->committed_bytes);
     n++;
   }
   MS_VERIFY(n == chunk_count_, "arena lists %zu chunks, counted %zu", n, chunk_count_);
@@ -260,7 +282,9 @@ bool Arena::verify() const {
             "arena bump state [%p, %p) outside the committed part of chunk %p", (void*)t,
             (void*)e, (void*)c->base);
   MS_VERIFY(is_aligned(t, alignment_), "arena top %p not aligned to %zu", (void*)t, alignment_);
-  MS_VERIFY(parked_ || free_blocks_.empty(), "fast path live while free blocks wait");
+  MS_VERIFY(parked_ || __atomic_load_n(&window_->fit_max, __ATOMIC_RELAXED) ==
+                           free_blocks_.largest_bytes(),
+            "fast path would bypass a free block that fits");
   return true;
 }
 

@@ -7,9 +7,11 @@
 //   current chunk in place → retire it (its committed tail becomes a free block) and take a new
 //   chunk whose size comes from the growth policy.
 //
-// The window is live only while the fast path may serve: while free blocks wait for reuse (they
-// must be looked at first), in checked mode, for loaders shared between threads and for class
-// arenas with an alignment above 8 bytes, top and end are parked here and the window is NULL/NULL.
+// The window also carries the size of the largest free block: requests up to it take the slow
+// path, so that free blocks are reused best fit first, and the rest stay on the fast path even
+// while small salvaged tails wait. In checked mode, for loaders shared between threads and for
+// class arenas with an alignment above 8 bytes the window is closed (NULL/NULL): top and end are
+// parked here.
 //
 //   chunks_ ─► [current: used | free ...end]  ─► [retired] ─► [retired] ─► null
 #pragma once
@@ -35,6 +37,7 @@ struct ArenaStats {
   size_t free_blocks_count = 0;
   size_t fence_bytes = 0;          // checked mode: fences behind blocks (live and freed)
   size_t foreign_free_bytes = 0;   // free blocks that lie in the other space
+  size_t foreign_fence_bytes = 0;  // fences (of blocks taken from wastage) in the other space
   // Free block bytes by origin (BlockOrigin) and by whether they lie in the other space.
   size_t free_bytes_by_origin[kBlockOrigins][2] = {};
   size_t chunks_by_level[kMaxLevels] = {};
@@ -87,6 +90,7 @@ class Arena {
   void salvage(Chunk* c, char* top);
   void give_away(char* p, size_t bytes, BlockOrigin origin);
   void install_fence(char* block, size_t bytes);
+  ms_error_t deallocate_parked(void* p, size_t bytes);
 
   ChunkManager& chunks_manager_;
   const GrowthPolicy policy_;
@@ -105,6 +109,12 @@ class Arena {
   uint64_t slow_allocations_ = 0;
   Fence* fences_ = nullptr;  // newest first
   size_t fence_count_ = 0;
+  size_t foreign_fence_count_ = 0;
+  // The arena whose alignment gaps and tails this one receives (set by that arena): blocks this
+  // arena hands out may lie in the donor's chunks, so checked-mode ownership looks there too.
+  const Arena* donor_ = nullptr;
+  // owns(), or within the donor's handed-out memory.
+  bool handed_out(const void* p, size_t bytes) const;
 };
 
 }  // namespace metaspace

@@ -4,6 +4,7 @@
 // 8-byte aligned) carry a small tag the owner gives each block (FreeBlocks: where it came from).
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -23,6 +24,7 @@ class BinList {
   bool empty() const { return mask_ == 0; }
   size_t count() const { return count_; }
   size_t words() const { return words_; }
+  size_t largest_words() const { return mask_ == 0 ? 0 : 32 - std::countl_zero(mask_); }
 
   bool verify() const;
   // Visits every block (for statistics that classify blocks by address).

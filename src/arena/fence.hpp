@@ -29,8 +29,10 @@ struct Fence {
   uint64_t freed_canary() const { return kFreed ^ reinterpret_cast<uintptr_t>(this); }
   bool live() const { return canary == live_canary(); }
   bool freed() const { return canary == freed_canary(); }
+  // Integer arithmetic: on a smashed fence block_bytes is garbage, and pointer arithmetic on it
+  // would be undefined (the error report still wants to print the address it implies).
   char* block() const {
-    return const_cast<char*>(reinterpret_cast<const char*>(this)) - block_bytes;
+    return reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(this) - block_bytes);
   }
 };
 

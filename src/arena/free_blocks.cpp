@@ -31,11 +31,7 @@ void* FreeBlocks::take(size_t bytes, size_t* got_bytes, BlockOrigin* origin) {
 }
 
 size_t FreeBlocks::largest_bytes() const {
-  if (!tree_.empty()) return tree_.largest_words() * 8;
-  size_t largest = 0;
-  bins_.for_each(
-      [&](void*, size_t words, unsigned) { largest = words > largest ? words : largest; });
-  return largest * 8;
+  return (tree_.empty() ? bins_.largest_words() : tree_.largest_words()) * 8;
 }
 
 bool FreeBlocks::verify() const {

@@ -42,6 +42,8 @@ class FreeBlocks {
     return bytes_by_[static_cast<int>(origin)][in_foreign_range ? 1 : 0];
   }
   size_t largest_bytes() const;
+  // True if p lies in the foreign range (the other space).
+  bool in_foreign_range(const void* p) const { return foreign(p); }
 
   bool verify() const;
   // f(block, bytes, origin)

@@ -45,15 +45,18 @@ Chunk* ChunkManager::take_free_chunk_locked(int preferred, int max_level, size_t
     if (c != nullptr) free_lists_.remove(c);
     return c;
   };
+  // A chunk with nothing committed is not a committed chunk, even for a caller that needs none
+  // committed: else these passes would take an uncommitted exact fit over a committed neighbour.
+  size_t committed = std::max<size_t>(min_committed, 1);
   int near = std::min(preferred + 2, max_level);
   for (int l = preferred; l <= near; l++) {
-    if (Chunk* c = free_lists_.find_committed(l, min_committed)) return take(c);
+    if (Chunk* c = free_lists_.find_committed(l, committed)) return take(c);
   }
   for (int l = preferred - 1; l >= 0; l--) {
-    if (Chunk* c = free_lists_.find_committed(l, min_committed)) return take(c);
+    if (Chunk* c = free_lists_.find_committed(l, committed)) return take(c);
   }
   for (int l = near + 1; l <= max_level; l++) {
-    if (Chunk* c = free_lists_.find_committed(l, min_committed)) return take(c);
+    if (Chunk* c = free_lists_.find_committed(l, committed)) return take(c);
   }
   for (int l = preferred; l <= max_level; l++) {
     if (Chunk* c = free_lists_.first(l)) return take(c);
@@ -78,19 +81,42 @@ Chunk* ChunkManager::new_root_chunk_locked() {
   return c;
 }
 
-void ChunkManager::return_chunk(Chunk* c) {
-  std::lock_guard<std::mutex> guard(lock_);
-  return_chunk_locked(c);
+namespace {
+
+// A free chunk sits in a free list and may already be merged into its buddy; a pooled header
+// belongs to no chunk. Returning either would corrupt the lists, so only in-use chunks pass.
+ms_error_t check_returnable(const Chunk* c) {
+  if (c == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "null chunk returned");
+  if (c->state != Chunk::State::kInUse) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "chunk returned twice: %p is %s", (void*)c->base,
+                c->state == Chunk::State::kFree ? "free" : "no longer a chunk");
+  }
+  return MS_OK;
 }
 
-void ChunkManager::return_chunks(Chunk* list) {
+}  // namespace
+
+ms_error_t ChunkManager::return_chunk(Chunk* c) {
   std::lock_guard<std::mutex> guard(lock_);
+  if (ms_error_t err = check_returnable(c); err != MS_OK) return err;
+  return_chunk_locked(c);
+  return MS_OK;
+}
+
+ms_error_t ChunkManager::return_chunks(Chunk* list) {
+  std::lock_guard<std::mutex> guard(lock_);
+  // Checked first, so that a bad chunk leaves the list untouched; the walk stops at it because
+  // a free chunk's `next` belongs to a free list.
+  for (Chunk* c = list; c != nullptr; c = c->next) {
+    if (ms_error_t err = check_returnable(c); err != MS_OK) return err;
+  }
   while (list != nullptr) {
     Chunk* next = list->next;
     list->prev = list->next = nullptr;
     return_chunk_locked(list);
     list = next;
   }
+  return MS_OK;
 }
 
 void ChunkManager::return_chunk_locked(Chunk* c) {
@@ -223,9 +249,6 @@ bool ChunkManager::verify_locked() const {
       MS_VERIFY(a.node->mask().committed_bytes_in(c->base, c->committed_bytes) ==
                     c->committed_bytes,
                 "chunk %p claims %zu committed bytes the mask does not have", (void*)c->base,
-                c->committed_bytes);
-      MS_VERIFY(c->is_free() || c->used_bytes <= c->committed_bytes,
-                "chunk %p uses %zu bytes but has %zu committed", (void*)c->base, c->used_bytes,
                 c->committed_bytes);
     }
   }

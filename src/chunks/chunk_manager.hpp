@@ -36,9 +36,13 @@ class ChunkManager {
   // A chunk of `preferred_level`, or smaller down to `max_level` (the smallest acceptable, ≥
   // preferred), with at least `min_committed_bytes` committed. Null with the error set.
   Chunk* get_chunk(int preferred_level, int max_level, size_t min_committed_bytes);
-  void return_chunk(Chunk* c);
-  // Returns a whole list (linked through `next`) under one lock: an arena's death.
-  void return_chunks(Chunk* list);
+  // Takes back a chunk handed out by get_chunk. A chunk that is not in use (returned twice)
+  // is refused with MS_ERR_INVALID_ARGUMENT and nothing changes. A header that was recycled for
+  // another chunk in between cannot be told apart from that chunk.
+  ms_error_t return_chunk(Chunk* c);
+  // Returns a whole list (linked through `next`) under one lock: an arena's death. All or
+  // nothing: if one chunk is not in use, none is returned.
+  ms_error_t return_chunks(Chunk* list);
   // Makes [c->base, c->base + bytes) committed (rounded up to granules); updates c.
   ms_error_t ensure_committed(Chunk* c, size_t bytes);
   // Doubles the in-use chunk c in place if its buddy is free.

@@ -2,6 +2,7 @@
 
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "vspace/virtual_space_node.hpp"
 
 namespace metaspace {
 
@@ -22,10 +23,17 @@ ClassSpace::ClassSpace(const NodeGeometry& geometry, CommitLimiter& limiter,
   ChunkManager& chunks = context_->chunks();
   int guard_level = chunks.geometry().level_fitting(geometry.granule_bytes);
   guard_ = chunks.get_chunk(guard_level, guard_level, 0);
+  // The pre-elastic policy commits every chunk it hands out, the guard too; committed, it would
+  // cost a granule and be memory that no arena accounts for.
+  if (guard_ != nullptr && guard_->committed_bytes > 0) {
+    std::lock_guard<std::mutex> lock(chunks.lock());
+    if (guard_->node->uncommit(guard_->base, guard_->bytes) == MS_OK) guard_->committed_bytes = 0;
+  }
 }
 
 ClassSpace::~ClassSpace() {
-  if (guard_ != nullptr) context_->chunks().return_chunk(guard_);
+  // The guard is taken in the constructor and returned only here: it cannot have been returned.
+  if (guard_ != nullptr) (void)context_->chunks().return_chunk(guard_);
 }
 
 unsigned ClassSpace::narrow_bits() const {

@@ -139,7 +139,7 @@ Snapshot Metaspace::snapshot() {
       sp.salvaged_bytes += ls.free_bytes_by_origin[s][1];
       sp.alignment_gap_bytes += ls.free_bytes_by_origin[s][2];
       sp.free_blocks_count += ls.arena[s].free_blocks_count;
-      sp.fence_bytes += ls.arena[s].fence_bytes;
+      sp.fence_bytes += ls.fence_bytes[s];
     }
     snap.loaders.push_back(ls);
   }

@@ -1,5 +1,7 @@
 #include "loader/loader_metaspace.hpp"
 
+#include "arena/fence.hpp"
+
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "common/verify.hpp"
@@ -62,6 +64,8 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
     return nullptr;
   }
   size_t limit = nonclass_context_.chunks().geometry().root_bytes();
+  // Checked mode puts a fence behind every block, and block and fence share one chunk.
+  if (checked_) limit -= Fence::kBytes;
   if (bytes > limit) {
     fail(MS_ERR_TOO_LARGE, "%zu bytes requested; the largest block is a root chunk (%zu bytes)",
          bytes, limit);
@@ -99,6 +103,7 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
 
 LoaderStats LoaderMetaspace::stats_locked() const {
   LoaderStats s;
+  s.handle = static_cast<const ms__loader_head*>(this);
   s.kind = kind_;
   s.destroyed = !alive_;
   if (!alive_) return s;
@@ -116,10 +121,13 @@ LoaderStats LoaderMetaspace::stats_locked() const {
   }
   s.free_blocks_bytes[MS_SPACE_NONCLASS] = nc.free_blocks_bytes - nc.foreign_free_bytes;
   s.free_blocks_bytes[MS_SPACE_CLASS] = cl.free_blocks_bytes + nc.foreign_free_bytes;
+  // Likewise the fences of non-class blocks taken from class space gaps (checked mode).
+  s.fence_bytes[MS_SPACE_NONCLASS] = nc.fence_bytes - nc.foreign_fence_bytes;
+  s.fence_bytes[MS_SPACE_CLASS] = cl.fence_bytes + nc.foreign_fence_bytes;
   s.used_bytes[MS_SPACE_NONCLASS] =
-      nc.consumed_bytes - s.free_blocks_bytes[MS_SPACE_NONCLASS] - nc.fence_bytes;
+      nc.consumed_bytes - s.free_blocks_bytes[MS_SPACE_NONCLASS] - s.fence_bytes[MS_SPACE_NONCLASS];
   s.used_bytes[MS_SPACE_CLASS] =
-      cl.consumed_bytes - s.free_blocks_bytes[MS_SPACE_CLASS] - cl.fence_bytes;
+      cl.consumed_bytes - s.free_blocks_bytes[MS_SPACE_CLASS] - s.fence_bytes[MS_SPACE_CLASS];
   return s;
 }
 

@@ -22,12 +22,14 @@
 namespace metaspace {
 
 struct LoaderStats {
+  const void* handle = nullptr;      // the runtime's ms_loader_t*, to name the loader in reports
   bool destroyed = false;
   ms_loader_kind_t kind = MS_LOADER_STANDARD;
   uint64_t allocations = 0;
   ArenaStats arena[2];
   size_t used_bytes[2] = {};         // by where the memory lies
   size_t free_blocks_bytes[2] = {};  // by where the memory lies
+  size_t fence_bytes[2] = {};        // by where the memory lies
   size_t free_bytes_by_origin[2][kBlockOrigins] = {};  // [space where it lies][BlockOrigin]
 };
 

@@ -1,0 +1,390 @@
+// Arena: growth by policy, in-place enlargement, salvage, deallocation reuse, the fast-path
+// window and commit on demand, on a private non-class context with its own limiter.
+#include "arena/arena.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "context/context.hpp"
+#include "os/fault_injection.hpp"
+
+namespace metaspace {
+namespace {
+
+constexpr size_t kRoot = 4 * MiB;
+constexpr size_t kGranule = 16 * KiB;
+
+class ArenaTest : public ::testing::Test {
+ protected:
+  explicit ArenaTest(ms_reclaim_t reclaim = MS_RECLAIM_BALANCED, size_t cap_bytes = 0)
+      : limiter_(cap_bytes),
+        context_(MS_SPACE_NONCLASS, NodeGeometry{64 * MiB, kRoot, kGranule, false}, limiter_,
+                 ReclaimPolicy::of(reclaim), 0) {}
+
+  std::unique_ptr<Arena> make(const std::vector<size_t>& sequence, ms__bump* window,
+                               bool fast_path = true) {
+    return std::make_unique<Arena>(context_.chunks(),
+                                   GrowthPolicy(sequence, context_.chunks().geometry()),
+                                   kWordBytes, window, fast_path, nullptr);
+  }
+
+  // What ms_allocate does inline: bump the window if it has room and no free block could hold
+  // the request, else take the slow path.
+  static void* allocate(Arena& arena, ms__bump& window, size_t bytes) {
+    size_t n = align_up(bytes, kWordBytes);
+    if (window.top != nullptr && n <= static_cast<size_t>(window.end - window.top) &&
+        n > window.fit_max) {
+      void* p = window.top;
+      window.top += n;
+      window.allocs++;
+      return p;
+    }
+    return arena.allocate(bytes);
+  }
+
+  ArenaStats stats(const Arena& arena) {
+    std::lock_guard<std::mutex> guard(context_.chunks().lock());
+    return arena.stats_locked();
+  }
+
+  // Arena and chunk manager invariants, and the accounting of the whole context: everything
+  // committed is either in an arena's chunk or in a free chunk.
+  void check(const std::vector<const Arena*>& arenas) {
+    for (const Arena* a : arenas) ASSERT_TRUE(a->verify()) << ms_last_error_text();
+    ASSERT_TRUE(context_.verify()) << ms_last_error_text();
+    std::lock_guard<std::mutex> guard(context_.chunks().lock());
+    size_t committed = 0;
+    for (const Arena* a : arenas) {
+      ArenaStats s = a->stats_locked();
+      committed += s.committed_bytes;
+      ASSERT_LE(s.consumed_bytes, s.committed_bytes);
+      ASSERT_LE(s.free_blocks_bytes, s.consumed_bytes);
+    }
+    for (const FreeChunkLevelStats& f : context_.chunks().free_chunk_stats_locked()) {
+      committed += f.committed_bytes;
+    }
+    ASSERT_EQ(committed, context_.vslist().committed_bytes());
+    ASSERT_EQ(limiter_.committed_bytes(), context_.vslist().committed_bytes());
+  }
+  void check(const Arena& a) { check(std::vector<const Arena*>{&a}); }
+
+  const ChunkGeometry& geometry() { return context_.chunks().geometry(); }
+
+  CommitLimiter limiter_;
+  Context context_;
+};
+
+class ArenaNoMergeTest : public ArenaTest {
+ protected:
+  ArenaNoMergeTest() : ArenaTest(MS_RECLAIM_NONE) {}
+};
+
+class ArenaCappedTest : public ArenaTest {
+ protected:
+  ArenaCappedTest() : ArenaTest(MS_RECLAIM_BALANCED, 3 * kGranule) {}
+};
+
+// Without merging no chunk can be enlarged, so every chunk is taken at the policy's level. The
+// chunk manager may hand out a smaller free chunk (up to two levels) rather than split a larger
+// one, as HotSpot does, so a chunk is at most the policy's size and at least a quarter of it.
+TEST_F(ArenaNoMergeTest, GrowsByPolicy) {
+  const std::vector<size_t> seq = GrowthPolicy::default_sequence(MS_LOADER_STANDARD,
+                                                                 MS_SPACE_NONCLASS);
+  ms__bump window{};
+  auto arena = make(seq, &window);
+  ArenaStats before = stats(*arena);
+  std::vector<size_t> taken;
+  while (taken.size() < seq.size() + 4) {
+    ASSERT_NE(allocate(*arena, window, 64), nullptr) << ms_last_error_text();
+    ArenaStats s = stats(*arena);
+    if (s.chunks == before.chunks) continue;
+    ASSERT_EQ(s.chunks, before.chunks + 1);
+    int level = -1;
+    for (int l = 0; l < kMaxLevels; l++) {
+      if (s.chunks_by_level[l] == before.chunks_by_level[l] + 1) level = l;
+    }
+    ASSERT_GE(level, 0);
+    size_t k = taken.size();
+    size_t wanted = seq[k < seq.size() ? k : seq.size() - 1];
+    taken.push_back(geometry().bytes(level));
+    EXPECT_LE(taken.back(), wanted) << "chunk " << k;
+    EXPECT_GE(taken.back(), wanted / 4) << "chunk " << k;
+    ASSERT_EQ(s.capacity_bytes, before.capacity_bytes + taken.back());
+    before = s;
+    check(*arena);
+  }
+  EXPECT_EQ(taken.front(), seq.front());
+  // Once the policy has reached its last size, splinters are used up and chunks are that size.
+  EXPECT_EQ(taken.back(), seq.back());
+  std::string printed;
+  for (size_t b : taken) printed += std::to_string(b / KiB) + "K ";
+  std::printf("[ arena ] standard non-class chunks taken: %s\n", printed.c_str());
+}
+
+TEST_F(ArenaTest, LargeRequestGetsAChunkThatFitsIt) {
+  ms__bump window{};
+  auto arena = make({4 * KiB}, &window);
+  ASSERT_NE(allocate(*arena, window, 100), nullptr);
+  ASSERT_NE(allocate(*arena, window, 100 * KiB), nullptr) << ms_last_error_text();
+  ArenaStats s = stats(*arena);
+  EXPECT_EQ(s.chunks, 2u);
+  EXPECT_EQ(s.chunks_by_level[geometry().level_fitting(128 * KiB)], 1u);
+  check(*arena);
+  // The next small request continues in the big chunk: the policy is not reset by it.
+  ASSERT_NE(allocate(*arena, window, 100), nullptr);
+  EXPECT_EQ(stats(*arena).chunks, 2u);
+  check(*arena);
+}
+
+TEST_F(ArenaTest, EnlargesInPlaceWhenBuddyIsFree) {
+  ms__bump window{};
+  auto arena = make({4 * KiB, 8 * KiB}, &window);
+  char* first = static_cast<char*>(allocate(*arena, window, 512));
+  ASSERT_NE(first, nullptr);
+  for (int i = 1; i < 8; i++) ASSERT_EQ(allocate(*arena, window, 512), first + 512 * i);
+  ArenaStats s = stats(*arena);
+  ASSERT_EQ(s.chunks, 1u);
+  ASSERT_EQ(s.capacity_bytes, 4 * KiB);
+  check(*arena);
+  // The chunk is full; its buddy is free, so it doubles without moving.
+  EXPECT_EQ(allocate(*arena, window, 512), first + 4 * KiB);
+  s = stats(*arena);
+  EXPECT_EQ(s.chunks, 1u);
+  EXPECT_EQ(s.capacity_bytes, 8 * KiB);
+  EXPECT_EQ(s.chunks_by_level[geometry().level_fitting(8 * KiB)], 1u);
+  EXPECT_EQ(s.free_blocks_count, 0u);
+  check(*arena);
+}
+
+TEST_F(ArenaTest, NoEnlargementWhenBuddyIsTaken) {
+  ms__bump wa{};
+  ms__bump wb{};
+  auto a = make({4 * KiB, 8 * KiB}, &wa);
+  auto b = make({4 * KiB, 8 * KiB}, &wb);
+  char* pa = static_cast<char*>(allocate(*a, wa, 4 * KiB));
+  char* pb = static_cast<char*>(allocate(*b, wb, 4 * KiB));
+  ASSERT_NE(pa, nullptr);
+  ASSERT_EQ(pb, pa + 4 * KiB) << "b was expected to get a's buddy";
+  check({a.get(), b.get()});
+  char* next = static_cast<char*>(allocate(*a, wa, 64));
+  ASSERT_NE(next, nullptr);
+  EXPECT_NE(next, pa + 4 * KiB);
+  ArenaStats s = stats(*a);
+  EXPECT_EQ(s.chunks, 2u);
+  EXPECT_EQ(s.capacity_bytes, 12 * KiB);
+  check({a.get(), b.get()});
+}
+
+TEST_F(ArenaTest, MicroPolicyNeverEnlarges) {
+  ms__bump window{};
+  auto arena = make(GrowthPolicy::default_sequence(MS_LOADER_MICRO, MS_SPACE_NONCLASS), &window);
+  for (int i = 0; i < 200; i++) ASSERT_NE(allocate(*arena, window, 64), nullptr);
+  ArenaStats s = stats(*arena);
+  size_t micro = GrowthPolicy::default_sequence(MS_LOADER_MICRO, MS_SPACE_NONCLASS).front();
+  EXPECT_EQ(s.capacity_bytes, s.chunks * micro);
+  EXPECT_EQ(s.chunks_by_level[geometry().level_fitting(micro)], s.chunks);
+  check(*arena);
+}
+
+// A retired chunk's committed tail becomes a free block. While it waits, requests it could hold
+// leave the fast path (fit_max) and are served from it; larger ones stay on the fast path.
+TEST_F(ArenaTest, SalvageTailAndFastPathWindow) {
+  ms__bump window{};
+  auto arena = make({4 * KiB, 4 * KiB}, &window);
+  EXPECT_EQ(window.top, nullptr);  // no chunk yet
+  char* first = static_cast<char*>(allocate(*arena, window, 3000));
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(window.top, first + 3000);
+  EXPECT_EQ(window.end, first + 4 * KiB);
+  check(*arena);
+
+  char* second = static_cast<char*>(allocate(*arena, window, 2000));  // does not fit the tail
+  ASSERT_NE(second, nullptr);
+  ArenaStats s = stats(*arena);
+  EXPECT_EQ(s.chunks, 2u);
+  EXPECT_EQ(s.free_blocks_count, 1u);
+  EXPECT_EQ(s.free_blocks_bytes, 4 * KiB - 3000);
+  EXPECT_EQ(window.top, second + 2000);  // the window stays open in the current chunk
+  EXPECT_EQ(window.fit_max, 4 * KiB - 3000);
+  check(*arena);
+
+  EXPECT_EQ(allocate(*arena, window, 1000), first + 3000);  // from the tail; 96 bytes left
+  s = stats(*arena);
+  EXPECT_EQ(s.free_blocks_count, 1u);
+  EXPECT_EQ(s.free_blocks_bytes, 96u);
+  EXPECT_EQ(window.fit_max, 96u);
+  check(*arena);
+
+  EXPECT_EQ(allocate(*arena, window, 200), second + 2000);  // larger than any free block
+  EXPECT_EQ(allocate(*arena, window, 96), first + 4000);
+  EXPECT_EQ(stats(*arena).free_blocks_count, 0u);
+  EXPECT_EQ(window.fit_max, 0u);
+  check(*arena);
+  EXPECT_EQ(allocate(*arena, window, 8), second + 2200);
+  check(*arena);
+}
+
+// Only the committed part of the retired chunk is salvaged; its uncommitted rest costs nothing.
+TEST_F(ArenaTest, SalvageStopsAtCommittedEnd) {
+  ms__bump window{};
+  auto arena = make({64 * KiB, 64 * KiB}, &window);
+  char* first = static_cast<char*>(allocate(*arena, window, 10 * KiB));
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(stats(*arena).committed_bytes, kGranule);
+  ASSERT_NE(allocate(*arena, window, 60 * KiB), nullptr);
+  ArenaStats s = stats(*arena);
+  EXPECT_EQ(s.chunks, 2u);
+  EXPECT_EQ(s.free_blocks_bytes, kGranule - 10 * KiB);
+  EXPECT_EQ(s.committed_bytes, kGranule + 64 * KiB);
+  check(*arena);
+}
+
+TEST_F(ArenaTest, DeallocatedBlockIsReusedBySmallerRequest) {
+  ms__bump window{};
+  auto arena = make({64 * KiB}, &window);
+  // (freed size, next request): within the bins, within the tree, and a small request served
+  // by a tree block.
+  const std::pair<size_t, size_t> cases[] = {
+      {200, 200}, {200, 150}, {1000, 1000}, {1000, 300}, {1000, 24}, {264, 8}, {8, 8}};
+  for (auto [n, m] : cases) {
+    char* p = static_cast<char*>(allocate(*arena, window, n));
+    ASSERT_NE(allocate(*arena, window, 64), nullptr);  // a neighbour, so p is not at the top
+    arena->deallocate(p, n);
+    EXPECT_EQ(window.fit_max, align_up(n, 8)) << "fast path would bypass the free block";
+    check(*arena);
+    EXPECT_EQ(allocate(*arena, window, m), p) << n << " then " << m;
+    size_t rest = align_up(n, 8) - align_up(m, 8);
+    ArenaStats s = stats(*arena);
+    EXPECT_EQ(s.free_blocks_bytes, rest) << n << " then " << m;
+    check(*arena);
+    if (rest > 0) {
+      EXPECT_EQ(allocate(*arena, window, rest), p + align_up(m, 8)) << "remainder not refiled";
+      check(*arena);
+    }
+    EXPECT_EQ(stats(*arena).free_blocks_count, 0u);
+    EXPECT_EQ(window.fit_max, 0u);
+  }
+}
+
+TEST_F(ArenaTest, BestFitAmongSeveralFreeBlocks) {
+  ms__bump window{};
+  auto arena = make({64 * KiB}, &window);
+  std::vector<std::pair<char*, size_t>> blocks;
+  for (size_t n : {64, 400, 96, 2000, 120}) {
+    blocks.push_back({static_cast<char*>(allocate(*arena, window, n)), n});
+    ASSERT_NE(allocate(*arena, window, 8), nullptr);
+  }
+  for (auto [p, n] : blocks) arena->deallocate(p, n);
+  check(*arena);
+  EXPECT_EQ(allocate(*arena, window, 100), blocks[4].first);  // 120 is the best fit for 100
+  EXPECT_EQ(allocate(*arena, window, 90), blocks[2].first);   // 96
+  EXPECT_EQ(allocate(*arena, window, 300), blocks[1].first);  // 400
+  check(*arena);
+}
+
+TEST_F(ArenaTest, CommitsOnDemandGranuleByGranule) {
+  ms__bump window{};
+  auto arena = make({256 * KiB}, &window);
+  char* p = static_cast<char*>(allocate(*arena, window, 100));
+  ASSERT_NE(p, nullptr);
+  ArenaStats s = stats(*arena);
+  EXPECT_EQ(s.capacity_bytes, 256 * KiB);
+  EXPECT_EQ(s.committed_bytes, kGranule);
+  EXPECT_EQ(window.end, p + kGranule);
+  check(*arena);
+  // Fill the first granule exactly: still one granule.
+  ASSERT_EQ(allocate(*arena, window, kGranule - 104), p + 104);
+  EXPECT_EQ(stats(*arena).committed_bytes, kGranule);
+  // One more byte needs the second granule, and only that.
+  ASSERT_EQ(allocate(*arena, window, 8), p + kGranule);
+  EXPECT_EQ(stats(*arena).committed_bytes, 2 * kGranule);
+  EXPECT_EQ(window.end, p + 2 * kGranule);
+  check(*arena);
+  // A block spanning several granules commits exactly those.
+  ASSERT_NE(allocate(*arena, window, 3 * kGranule), nullptr);
+  EXPECT_EQ(stats(*arena).committed_bytes, 5 * kGranule);
+  EXPECT_EQ(limiter_.committed_bytes(), 5 * kGranule);
+  check(*arena);
+}
+
+// The kernel refusing memory (injected where the node first opens a root chunk area) leaves
+// no trace: no chunk in the arena, nothing charged, and the next attempt works.
+TEST_F(ArenaTest, CommitFailureLeavesArenaConsistent) {
+  ms__bump window{};
+  auto arena = make({256 * KiB}, &window);
+  os::inject_fault(os::FaultPoint::kCommit, 1);
+  EXPECT_EQ(allocate(*arena, window, 64), nullptr);
+  EXPECT_EQ(ms_last_error(), MS_ERR_COMMIT_FAILED) << ms_last_error_text();
+  os::inject_fault(os::FaultPoint::kCommit, 0);
+  EXPECT_EQ(stats(*arena).chunks, 0u);
+  EXPECT_EQ(limiter_.committed_bytes(), 0u);
+  EXPECT_EQ(window.top, nullptr);
+  check(*arena);
+  char* p = static_cast<char*>(allocate(*arena, window, 64));
+  ASSERT_NE(p, nullptr) << ms_last_error_text();
+  EXPECT_EQ(stats(*arena).committed_bytes, kGranule);
+  check(*arena);
+}
+
+// At the cap, the allocation that needs another granule fails with MS_ERR_LIMIT; the bump
+// state is untouched, smaller requests that fit the committed part still succeed.
+TEST_F(ArenaCappedTest, CapStopsCommitCleanly) {
+  ms__bump window{};
+  auto arena = make({256 * KiB}, &window);
+  char* p = static_cast<char*>(allocate(*arena, window, 3 * kGranule - 64));
+  ASSERT_NE(p, nullptr) << ms_last_error_text();
+  EXPECT_EQ(limiter_.committed_bytes(), 3 * kGranule);
+  EXPECT_EQ(allocate(*arena, window, 128), nullptr);
+  EXPECT_EQ(ms_last_error(), MS_ERR_LIMIT) << ms_last_error_text();
+  EXPECT_EQ(limiter_.committed_bytes(), 3 * kGranule);
+  check(*arena);
+  EXPECT_EQ(allocate(*arena, window, 64), p + 3 * kGranule - 64);
+  EXPECT_EQ(allocate(*arena, window, 8), nullptr);
+  EXPECT_EQ(ms_last_error(), MS_ERR_LIMIT);
+  check(*arena);
+}
+
+TEST_F(ArenaTest, DestroyReturnsEveryChunk) {
+  ms__bump window{};
+  {
+    auto arena = make(GrowthPolicy::default_sequence(MS_LOADER_STANDARD, MS_SPACE_NONCLASS),
+                      &window);
+    for (int i = 0; i < 5000; i++) ASSERT_NE(allocate(*arena, window, 72), nullptr);
+    EXPECT_GT(stats(*arena).chunks, 3u);
+    check(*arena);
+  }
+  EXPECT_EQ(window.top, nullptr);
+  EXPECT_EQ(window.end, nullptr);
+  check(std::vector<const Arena*>{});
+  std::lock_guard<std::mutex> guard(context_.chunks().lock());
+  EXPECT_EQ(context_.chunks().chunks_in_use_locked(), 0u);
+  // Everything merged back into root chunks.
+  std::vector<FreeChunkLevelStats> free = context_.chunks().free_chunk_stats_locked();
+  size_t non_root = 0;
+  for (size_t l = 1; l < free.size(); l++) non_root += free[l].count;
+  EXPECT_EQ(non_root, 0u);
+}
+
+TEST_F(ArenaTest, WithoutFastPathWindowStaysClosed) {
+  ms__bump window{};
+  auto arena = make({4 * KiB}, &window, /*fast_path=*/false);
+  for (int i = 0; i < 100; i++) {
+    void* p = allocate(*arena, window, 64);
+    ASSERT_NE(p, nullptr);
+    ASSERT_EQ(window.top, nullptr);
+    ASSERT_TRUE(arena->owns(p, 64));
+  }
+  EXPECT_EQ(arena->slow_allocations(), 100u);
+  check(*arena);
+}
+
+}  // namespace
+}  // namespace metaspace

@@ -1,0 +1,95 @@
+// Free lists per level keep fully committed chunks in front, so one look finds a committed one.
+#include "chunks/free_chunk_lists.hpp"
+
+#include <gtest/gtest.h>
+#include <metaspace/metaspace.h>
+
+#include "common/units.hpp"
+
+namespace metaspace {
+namespace {
+
+// Headers only: the lists never look at chunk memory.
+Chunk make(int level, size_t bytes, size_t committed) {
+  Chunk c;
+  c.level = level;
+  c.bytes = bytes;
+  c.committed_bytes = committed;
+  return c;
+}
+
+TEST(FreeChunkLists, CommittedChunksComeFirst) {
+  FreeChunkLists lists(13);
+  Chunk none = make(4, 256 * KiB, 0);
+  Chunk part = make(4, 256 * KiB, 64 * KiB);
+  Chunk full1 = make(4, 256 * KiB, 256 * KiB);
+  Chunk full2 = make(4, 256 * KiB, 256 * KiB);
+  lists.add(&none);
+  lists.add(&full1);
+  lists.add(&part);
+  lists.add(&full2);
+  EXPECT_TRUE(lists.verify()) << ms_last_error_text();
+  EXPECT_EQ(lists.count(4), 4u);
+  EXPECT_EQ(lists.count(), 4u);
+  EXPECT_EQ(lists.bytes(), MiB);
+  EXPECT_TRUE(none.is_free());
+  // Front: the committed ones (latest first); back: the others in arrival order.
+  EXPECT_EQ(lists.first(4), &full2);
+  EXPECT_EQ(full2.next, &full1);
+  EXPECT_EQ(full1.next, &none);
+  EXPECT_EQ(none.next, &part);
+  EXPECT_EQ(lists.find_committed(4, 256 * KiB), &full2);
+  EXPECT_EQ(lists.find_committed(3, 0), nullptr) << "empty level";
+}
+
+TEST(FreeChunkLists, PartlyCommittedHeadServesSmallerNeeds) {
+  FreeChunkLists lists(13);
+  Chunk part = make(4, 256 * KiB, 64 * KiB);
+  lists.add(&part);
+  EXPECT_EQ(lists.find_committed(4, 64 * KiB), &part);
+  EXPECT_EQ(lists.find_committed(4, 64 * KiB + 1), nullptr);
+}
+
+TEST(FreeChunkLists, RemoveFromAnyPosition) {
+  FreeChunkLists lists(13);
+  Chunk a = make(2, MiB, MiB), b = make(2, MiB, 0), c = make(2, MiB, 0), d = make(5, 128 * KiB, 0);
+  lists.add(&a);
+  lists.add(&b);
+  lists.add(&c);
+  lists.add(&d);
+  lists.remove(&b);  // middle
+  EXPECT_TRUE(lists.verify()) << ms_last_error_text();
+  EXPECT_EQ(a.next, &c);
+  EXPECT_EQ(c.prev, &a);
+  lists.remove(&a);  // head
+  lists.remove(&c);  // tail, now the only one
+  EXPECT_EQ(lists.first(2), nullptr);
+  EXPECT_EQ(lists.count(2), 0u);
+  EXPECT_EQ(lists.count(), 1u);
+  EXPECT_EQ(lists.bytes(), 128 * KiB);
+  EXPECT_TRUE(lists.verify()) << ms_last_error_text();
+}
+
+TEST(FreeChunkLists, VerifyCatchesBrokenOrdering) {
+  FreeChunkLists lists(13);
+  Chunk full = make(4, 256 * KiB, 256 * KiB);
+  Chunk none = make(4, 256 * KiB, 0);
+  lists.add(&full);
+  lists.add(&none);
+  none.committed_bytes = none.bytes;  // committed behind the list's back: now out of order
+  EXPECT_TRUE(lists.verify()) << "full, full is fine";
+  full.committed_bytes = 0;
+  EXPECT_FALSE(lists.verify());
+  EXPECT_EQ(ms_last_error(), MS_ERR_CORRUPTED);
+}
+
+TEST(FreeChunkLists, VerifyCatchesAChunkOnTheWrongLevel) {
+  FreeChunkLists lists(13);
+  Chunk c = make(4, 256 * KiB, 0);
+  lists.add(&c);
+  c.level = 5;
+  EXPECT_FALSE(lists.verify());
+}
+
+}  // namespace
+}  // namespace metaspace

@@ -15,6 +15,7 @@ test: deps release debug tsan example
 	ctest --preset release -j2
 	ctest --preset debug -j2
 	ctest --preset tsan
+	tests/fuzz/run.sh 60
 
 deps:
 	@scripts/install-deps.sh

@@ -136,7 +136,7 @@ typedef struct ms_chunk_level_stats {
 typedef struct ms_space_stats {
   size_t reserved_bytes;
   size_t committed_bytes;
-  size_t used_bytes;              /* handed out and not freed (rounded to alignment) */
+  size_t used_bytes;              /* handed out and not freed (each block rounded up to 8 bytes) */
   size_t free_in_chunks_bytes;    /* committed, not yet handed out, in chunks in use */
   size_t free_chunks_bytes;       /* committed part of free chunks */
   size_t free_blocks_bytes;       /* blocks awaiting reuse; the sum of the next three */
@@ -145,7 +145,8 @@ typedef struct ms_space_stats {
   size_t alignment_gap_bytes;     /*   gaps behind class blocks (class alignment > 8) */
   size_t free_blocks_count;
   size_t fence_bytes;             /* checked mode: the fence behind every block */
-  size_t overhead_bytes;          /* bookkeeping outside this memory (chunk headers, masks) */
+  size_t overhead_bytes;          /* bookkeeping outside this memory: chunk headers, commit
+                                     masks, loader objects (live and recently dead) */
   size_t chunks_in_use;
   size_t free_chunks;
   size_t nodes;

@@ -35,8 +35,13 @@ Metaspace::Metaspace(const ms_settings_t& settings)
 
 Metaspace::~Metaspace() {
   // Arenas first (they return chunks), then the spaces unmap everything.
-  for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) l->close();
-  all_.clear();
+  while (live_ != nullptr) {
+    LoaderMetaspace* l = live_;
+    live_ = l->next_;
+    l->close();
+    delete l;
+  }
+  dead_.clear();
   class_space_.reset();
   nonclass_.reset();
 }
@@ -51,15 +56,7 @@ LoaderMetaspace* Metaspace::create_loader(ms_loader_kind_t kind, unsigned flags)
     return nullptr;
   }
   std::lock_guard<std::mutex> guard(registry_lock_);
-  LoaderMetaspace* l;
-  if (dead_.size() > kQuarantine) {
-    l = dead_.front();
-    dead_.pop_front();
-  } else {
-    all_.push_back(std::make_unique<LoaderMetaspace>(*nonclass_, *class_space_, limiter_,
-                                                     handle()));
-    l = all_.back().get();
-  }
+  auto* l = new LoaderMetaspace(*nonclass_, *class_space_, limiter_, handle());
   l->open(kind, flags, settings_.checked != 0);
   l->prev_ = nullptr;
   l->next_ = live_;
@@ -79,7 +76,8 @@ ms_error_t Metaspace::destroy_loader(LoaderMetaspace* l) {
   live_count_--;
   live_by_kind_[l->kind()]--;
   ms_error_t result = l->close();
-  dead_.push_back(l);
+  dead_.emplace_back(l);
+  if (dead_.size() > kQuarantine) dead_.pop_front();
   return result;
 }
 
@@ -159,6 +157,10 @@ Snapshot Metaspace::snapshot() {
     }
     sp.chunks_in_use = cm.chunks_in_use_locked();
     sp.overhead_bytes = cm.header_pool_bytes_locked() + c.vslist().bookkeeping_bytes();
+    // The loader objects themselves (one per loader, both arenas), charged to non-class.
+    if (s == MS_SPACE_NONCLASS) {
+      sp.overhead_bytes += (live_count_ + dead_.size()) * sizeof(LoaderMetaspace);
+    }
     t.commits += c.vslist().commit_calls();
     t.uncommits += c.vslist().uncommit_calls();
     add_space(t.total, sp);

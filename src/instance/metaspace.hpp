@@ -51,8 +51,9 @@ class Metaspace {
  private:
   explicit Metaspace(const ms_settings_t& settings);
 
-  // Dead loader objects are reused only after this many later deaths, so that a runtime using a
-  // handle after destroying it gets MS_ERR_DESTROYED, not another loader's memory.
+  // Dead loader objects are kept (and freed) only after this many later deaths, so that a
+  // runtime using a handle after destroying it gets MS_ERR_DESTROYED rather than touching freed
+  // memory, while the objects of long-dead loaders do not pile up.
   static constexpr size_t kQuarantine = 1024;
 
   ms_settings_t settings_;
@@ -61,11 +62,10 @@ class Metaspace {
   std::unique_ptr<ClassSpace> class_space_;
 
   mutable std::mutex registry_lock_;
-  LoaderMetaspace* live_ = nullptr;  // doubly linked through prev_/next_
+  LoaderMetaspace* live_ = nullptr;  // owned; doubly linked through prev_/next_
   size_t live_count_ = 0;
   size_t live_by_kind_[MS_LOADER_KIND_COUNT] = {};
-  std::deque<LoaderMetaspace*> dead_;
-  std::vector<std::unique_ptr<LoaderMetaspace>> all_;
+  std::deque<std::unique_ptr<LoaderMetaspace>> dead_;  // oldest first
 };
 
 }  // namespace metaspace

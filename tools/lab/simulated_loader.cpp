@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <utility>
+#include <vector>
 
 namespace lab {
 
@@ -23,8 +24,7 @@ SimulatedLoader::SimulatedLoader(SimulatedLoader&& other) noexcept
       live_bytes_(std::exchange(other.live_bytes_, 0)),
       klass_bytes_(std::exchange(other.klass_bytes_, 0)),
       classes_(std::exchange(other.classes_, 0)),
-      allocations_(std::exchange(other.allocations_, 0)),
-      blocks_(std::move(other.blocks_)) {}
+      allocations_(std::exchange(other.allocations_, 0)) {}
 
 void* SimulatedLoader::allocate(Space space, std::size_t bytes) {
   void* p = backend_->allocate(handle_, space, bytes);
@@ -38,10 +38,13 @@ void* SimulatedLoader::allocate(Space space, std::size_t bytes) {
 void SimulatedLoader::load(const ClassShape& shape) {
   allocate(Space::klass, shape.klass_bytes);
   klass_bytes_ += shape.klass_bytes;
-  blocks_.clear();
-  for (auto bytes : shape.nonclass_bytes) blocks_.push_back(allocate(Space::nonclass, bytes));
+  // The class's blocks, kept only until its premature frees are done. One buffer per thread: a
+  // buffer per loader would put the lab's own memory next to the allocator's (10 000 micro loaders).
+  thread_local std::vector<void*> blocks;
+  blocks.clear();
+  for (auto bytes : shape.nonclass_bytes) blocks.push_back(allocate(Space::nonclass, bytes));
   for (auto i : shape.dealloc_indices) {
-    backend_->deallocate(handle_, blocks_[i], shape.nonclass_bytes[i]);
+    backend_->deallocate(handle_, blocks[i], shape.nonclass_bytes[i]);
     live_bytes_ -= shape.nonclass_bytes[i];
   }
   ++classes_;

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstddef>
-#include <vector>
 
 #include "backend.hpp"
 #include "workload.hpp"
@@ -38,7 +37,6 @@ class SimulatedLoader {
   std::size_t klass_bytes_ = 0;
   std::size_t classes_ = 0;
   std::size_t allocations_ = 0;
-  std::vector<void*> blocks_;  // the current class's non-class blocks, for premature frees
 };
 
 }  // namespace lab

@@ -1,5 +1,6 @@
 #include "workload.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -21,6 +22,23 @@ std::size_t low_skewed(Random& r, std::size_t lo, std::size_t hi) {
 double low_skewed_mean(std::size_t lo, std::size_t hi) {
   const double n = static_cast<double>(hi - lo + 1);
   return static_cast<double>(lo) + (n - 1) * (2 * n - 1) / (6 * n);
+}
+
+// Mean of an exponential with mean `mu` truncated to [0, limit] (the Klass body after redrawing).
+double truncated_exponential_mean(double mu, double limit) {
+  const double tail = std::exp(-limit / mu);
+  return mu - limit * tail / (1 - tail);
+}
+
+// The untruncated mean whose truncation to [0, limit] has mean `target` (< limit / 2): bisection,
+// as the truncated mean grows monotonically with mu.
+double solve_truncated_exponential(double target, double limit) {
+  double lo = 1e-9, hi = 1e9;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (truncated_exponential_mean(mid, limit) < target ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
 }
 
 double large_fraction(const WorkloadParams& p) {
@@ -96,7 +114,10 @@ Workload::Workload(const WorkloadParams& params, std::uint64_t stream)
   const double tail_mean = (params_.klass_cluster_max_words + params_.klass_tail_max_words) / 2.0;
   const double body_mean =
       (params_.klass_mean_words - params_.klass_tail_fraction * tail_mean) / (1 - params_.klass_tail_fraction);
-  klass_body_excess_words_ = body_mean - static_cast<double>(params_.klass_min_words);
+  // Redrawing above the cluster would pull the mean down; aim the untruncated mean higher.
+  klass_body_excess_words_ =
+      solve_truncated_exponential(body_mean - static_cast<double>(params_.klass_min_words),
+                                  static_cast<double>(params_.klass_cluster_max_words - params_.klass_min_words));
   const double block_mean = params_.nonclass_words_per_class / static_cast<double>(params_.allocs_per_class - 1);
   large_mean_words_ = (block_mean - fixed_buckets_mean_words(params_)) / large_fraction(params_);
 }
@@ -105,8 +126,7 @@ std::size_t Workload::draw_klass_words() {
   if (random_.chance(params_.klass_tail_fraction)) {
     return random_.between(params_.klass_cluster_max_words, params_.klass_tail_max_words);
   }
-  // Truncating by redrawing keeps the cluster bounded; with the default mean a redraw is
-  // astronomically rare, so the mean stays as requested.
+  // Redrawing keeps the cluster bounded (the constructor compensates the mean for it).
   for (;;) {
     double w = static_cast<double>(params_.klass_min_words) + random_.exponential(klass_body_excess_words_);
     if (w <= static_cast<double>(params_.klass_cluster_max_words)) return static_cast<std::size_t>(w + 0.5);

@@ -11,7 +11,8 @@
 
 namespace lab {
 
-int run_process(const std::vector<std::string>& argv, const std::function<void(const std::string&)>& on_line) {
+int run_process(const std::vector<std::string>& argv, const std::function<void(const std::string&)>& on_line,
+                ChildOutput output) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -22,6 +23,11 @@ int run_process(const std::vector<std::string>& argv, const std::function<void(c
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
+    if (output == ChildOutput::discard) {
+      const int null_fd = open("/dev/null", O_WRONLY);
+      dup2(null_fd, STDOUT_FILENO);
+      dup2(null_fd, STDERR_FILENO);
+    }
     if (on_line) dup2(pipe_fds[1], STDOUT_FILENO);
     execvp(args[0], args.data());
     std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));

@@ -29,11 +29,13 @@ std::string format_block(const std::string& title, const std::vector<Sample>& sa
                      "classes", "loaders", "live MiB", "used MiB", "comm MiB", "comm/live", "RSS MiB", "maps",
                      "time ms");
   for (const auto& s : samples) {
-    out += fmt::format("  {:<10} {:>4} {:>8} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9.1f}\n", s.phase, s.step,
+    out += fmt::format("  {:<10} {:>4} {:>8} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9}\n", s.phase, s.step,
                        s.extra.contains("classes") ? s.extra["classes"].dump() : "",
                        s.extra.contains("loaders") ? s.extra["loaders"].dump() : "", mib(s.live), mib(s.used),
                        mib(s.committed), format_ratio(ratio(s.committed, s.live)), mib(s.rss),
-                       s.mappings ? std::to_string(s.mappings) : "", static_cast<double>(s.elapsed_ns) / 1e6);
+                       s.mappings ? std::to_string(s.mappings) : "",
+                       // Reference series carry no timings.
+                       s.elapsed_ns ? fmt::format("{:.1f}", static_cast<double>(s.elapsed_ns) / 1e6) : "");
   }
   return out;
 }

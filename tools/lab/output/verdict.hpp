@@ -8,9 +8,6 @@
 
 namespace lab {
 
-// The goal of issue 5 for the library's elastic backends: committed ≤ 1.05 × live at every sample.
-inline constexpr double kElasticGoal = 1.05;
-
 struct MaxRatio {
   double ratio;
   const Sample* sample;
@@ -21,8 +18,8 @@ struct MaxRatio {
 // nothing; those samples are judged in absolute terms instead).
 std::optional<MaxRatio> max_committed_ratio(const std::vector<Sample>& samples);
 
-// One line per backend and reference series: its max committed/live, judged against the goal for
-// the elastic backends.
-std::vector<std::string> generic_verdict(const RunResult& result);
+// One line per backend and reference series: its max committed/live, judged against `elastic_goal`
+// (if the scenario has one) for the elastic backends; and what a backend had to fall back on.
+std::vector<std::string> generic_verdict(const RunResult& result, std::optional<double> elastic_goal);
 
 }  // namespace lab

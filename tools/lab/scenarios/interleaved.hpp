@@ -19,6 +19,7 @@ class InterleavedScenario : public Scenario {
   void validate() const override;
   void run(ScenarioContext& ctx) const override;
   std::vector<std::string> verdict(const RunResult& result) const override;
+  std::optional<double> elastic_goal() const override { return 1.05; }
   bool shows_hotspot_reference() const override { return true; }
 
   std::size_t loaders = 40;

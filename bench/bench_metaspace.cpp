@@ -1,0 +1,220 @@
+// libmetaspace and the glibc baseline a runtime would otherwise write: malloc with a two-word
+// header per block linking it into its loader's list, freed one by one when the loader dies.
+// Both live in this executable because neither replaces malloc; mimalloc and jemalloc do, so they
+// get executables of their own.
+#include <malloc.h>
+#include <metaspace/metaspace.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "bench_common.hpp"
+
+namespace {
+
+using bench::LoaderShape;
+using bench::Req;
+
+struct Metaspace {
+  static constexpr const char* kName = "metaspace";
+  static constexpr bool kShared = true;
+  using Loader = ms_loader_t;
+  static inline ms_metaspace_t* ms = nullptr;
+
+  static void init() {
+    if (ms != nullptr) return;
+    ms = ms_create(nullptr);
+    if (ms == nullptr) {
+      std::fprintf(stderr, "ms_create: %s\n", ms_last_error_text());
+      std::exit(1);
+    }
+  }
+  static Loader* create(LoaderShape shape) {
+    Loader* l = ms_loader_create(
+        ms, shape == LoaderShape::kMicro ? MS_LOADER_MICRO : MS_LOADER_STANDARD,
+        shape == LoaderShape::kShared ? MS_LOADER_SHARED : 0u);
+    if (l == nullptr) fatal("ms_loader_create");
+    return l;
+  }
+  static void* alloc(Loader* l, Req r) {
+    void* p = ms_allocate(l, static_cast<ms_space_t>(r.space), r.bytes);
+    if (p == nullptr) fatal("ms_allocate");
+    return p;
+  }
+  static void dealloc(Loader* l, void* p, Req r) {
+    if (ms_deallocate(l, p, r.bytes) != MS_OK) fatal("ms_deallocate");
+  }
+  static void destroy(Loader* l) { ms_loader_destroy(l); }
+  static void trim() { ms_purge(ms); }
+  static void stats() {
+    ms_stats_t s;
+    ms_get_stats(ms, &s);
+    benchmark::DoNotOptimize(s);
+  }
+  static size_t chunks(Loader* l) {
+    ms_loader_stats_t s;
+    ms_loader_get_stats(l, &s);
+    return s.chunks[0] + s.chunks[1];
+  }
+  [[noreturn]] static void fatal(const char* what) {
+    std::fprintf(stderr, "%s: %s\n", what, ms_last_error_text());
+    std::exit(1);
+  }
+};
+
+// The inline fast path of metaspace.h without its `allocs` store, everything else identical:
+// the difference to "metaspace" is what the statistics counter costs per allocation. Reads the
+// header's private window layout, which is fine for a measurement that lives next to the library.
+struct MetaspaceNoCount : Metaspace {
+  static constexpr const char* kName = "metaspace_nocount";
+  static void* alloc(Loader* l, Req r) {
+    auto* b = &reinterpret_cast<ms__loader_head*>(l)->bump[r.space];
+    char* top = __atomic_load_n(&b->top, __ATOMIC_RELAXED);
+    char* end = __atomic_load_n(&b->end, __ATOMIC_RELAXED);
+    size_t n = (r.bytes + 7u) & ~size_t{7};
+    if (MS__LIKELY(n - 1u < static_cast<size_t>(end - top))) {
+      __atomic_store_n(&b->top, top + n, __ATOMIC_RELAXED);
+      return top;
+    }
+    void* p = ms_allocate_slow(l, static_cast<ms_space_t>(r.space), r.bytes);
+    if (p == nullptr) fatal("ms_allocate_slow");
+    return p;
+  }
+};
+
+// glibc malloc with the per-block header list.
+struct Glibc {
+  static constexpr const char* kName = "glibc";
+  static constexpr bool kShared = true;
+  struct Header {
+    Header* prev;
+    Header* next;
+  };
+  struct Loader {
+    Header head{&head, &head};
+    bool shared = false;
+    std::mutex lock;  // taken only for shared loaders, as a runtime would
+  };
+
+  static void init() {
+    // Freed memory stays with the process unless trim() asks for it back, so "warm" runs are
+    // warm for glibc as for the others (the default threshold would give back heap tops).
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  }
+  static Loader* create(LoaderShape shape) {
+    auto* l = new Loader;
+    l->shared = shape == LoaderShape::kShared;
+    return l;
+  }
+  static void* alloc(Loader* l, Req r) {
+    auto* h = static_cast<Header*>(std::malloc(sizeof(Header) + r.bytes));
+    if (h == nullptr) std::abort();
+    if (l->shared) {
+      std::lock_guard<std::mutex> guard(l->lock);
+      link(l, h);
+    } else {
+      link(l, h);
+    }
+    return h + 1;
+  }
+  static void link(Loader* l, Header* h) {
+    h->prev = &l->head;
+    h->next = l->head.next;
+    l->head.next->prev = h;
+    l->head.next = h;
+  }
+  static void dealloc(Loader* l, void* p, Req) {
+    Header* h = static_cast<Header*>(p) - 1;
+    if (l->shared) l->lock.lock();
+    h->prev->next = h->next;
+    h->next->prev = h->prev;
+    if (l->shared) l->lock.unlock();
+    std::free(h);
+  }
+  static void destroy(Loader* l) {
+    for (Header* h = l->head.next; h != &l->head;) {
+      Header* next = h->next;
+      std::free(h);
+      h = next;
+    }
+    delete l;
+  }
+  static void trim() { malloc_trim(0); }
+  static void stats() {
+    struct mallinfo2 mi = mallinfo2();
+    benchmark::DoNotOptimize(mi);
+  }
+};
+
+}  // namespace
+
+// Why the size mix is slower than fixed sizes: replays the mix into 4 MiB loaders, as bm_alloc
+// does, and classifies every request by what the inline path finds, in its order: a parked window
+// (fast path off), no room before the window's end (end of the committed part of the chunk, or of
+// the chunk), or a free block that could hold it (fit_max: reuse goes first). Percent per space.
+void bm_slow_path_share(benchmark::State& state) {
+  const std::vector<Req>& reqs = bench::mix_requests();
+  double n[2] = {}, parked[2] = {}, no_room[2] = {}, fits_free[2] = {};
+  for (auto _ : state) {
+    ms_loader_t* l = Metaspace::create(LoaderShape::kStandard);
+    size_t used = 0;
+    for (size_t i = 0; used < bench::kLoaderBytes; i++) {
+      const Req& r = reqs[i % bench::kReqs];
+      const ms__bump& b = reinterpret_cast<ms__loader_head*>(l)->bump[r.space];
+      size_t bytes = (r.bytes + 7u) & ~size_t{7};
+      n[r.space]++;
+      if (b.top == nullptr) {
+        parked[r.space]++;
+      } else if (bytes > static_cast<size_t>(b.end - b.top)) {
+        no_room[r.space]++;
+      } else if (bytes <= b.fit_max) {
+        fits_free[r.space]++;
+      }
+      bench::touch(Metaspace::alloc(l, r), i);
+      used += r.bytes;
+    }
+    Metaspace::destroy(l);
+  }
+  const char* space[2] = {"nonclass", "class"};
+  for (int s = 0; s < 2; s++) {
+    auto pct = [&](double x) { return n[s] > 0 ? 100 * x / n[s] : 0; };
+    state.counters[std::string(space[s]) + "_blocks"] = n[s];
+    state.counters[std::string(space[s]) + "_parked_pct"] = pct(parked[s]);
+    state.counters[std::string(space[s]) + "_no_room_pct"] = pct(no_room[s]);
+    state.counters[std::string(space[s]) + "_fits_free_pct"] = pct(fits_free[s]);
+  }
+  state.counters["slow_per_kblock"] =
+      1000 * (parked[0] + parked[1] + no_room[0] + no_room[1] + fits_free[0] + fits_free[1]) /
+      (n[0] + n[1]);
+}
+
+// What a runtime's call site compiles to; make_benchmarks_md.py disassembles these two and counts
+// the instructions of the fast path (up to the first return). Variable size, and a constant
+// size as at most call sites (sizeof of the metadata type).
+extern "C" __attribute__((noinline, used)) void* ms_bench_probe_allocate(ms_loader_t* l,
+                                                                         size_t bytes) {
+  return ms_allocate(l, MS_SPACE_NONCLASS, bytes);
+}
+
+extern "C" __attribute__((noinline, used)) void* ms_bench_probe_allocate_88(ms_loader_t* l) {
+  return ms_allocate(l, MS_SPACE_NONCLASS, 88);
+}
+
+int main(int argc, char** argv) {
+  bench::register_all<Metaspace>();
+  bench::register_all<Glibc>();
+  // Only the rows where the counter could matter.
+  MetaspaceNoCount::init();
+  benchmark::RegisterBenchmark("metaspace_nocount/alloc/16", bench::bm_alloc<MetaspaceNoCount>,
+                               bench::fixed_requests(16))->UseManualTime();
+  benchmark::RegisterBenchmark("metaspace_nocount/alloc/mix", bench::bm_alloc<MetaspaceNoCount>,
+                               bench::mix_requests())->UseManualTime();
+  benchmark::RegisterBenchmark("metaspace/slow_path_share/mix", bm_slow_path_share)
+      ->Iterations(4)->Repetitions(1);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Runs the micro-benchmarks (bench/) against glibc, mimalloc and jemalloc, the lab's headline
+# scenarios when metaspace-lab is built, and regenerates BENCHMARKS.md. `make bench` builds first.
+#
+# Environment: BUILD (default build/release), BENCH_MIN_TIME (seconds per benchmark, default 0.1),
+# BENCH_REPETITIONS (default 3), BENCH_FILTER (Google Benchmark regex, default all),
+# BENCH_NO_PROFILE=1 (skip callgrind on missed targets), BENCH_NO_LAB=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=${BUILD:-build/release}
+out=$build/bench-results
+min_time=${BENCH_MIN_TIME:-0.1}
+reps=${BENCH_REPETITIONS:-3}
+filter=${BENCH_FILTER:-}
+
+mkdir -p "$out"
+rm -f "$out"/*.json "$out"/lab-*.txt "$out"/callgrind.*
+
+ran=0
+for exe in bench_metaspace bench_mimalloc bench_jemalloc; do
+  bin=$build/bench/$exe
+  if [ ! -x "$bin" ]; then
+    echo "bench.sh: $bin not built, skipped" >&2
+    continue
+  fi
+  echo "== $exe" >&2
+  "$bin" --benchmark_min_time="$min_time" --benchmark_repetitions="$reps" \
+    --benchmark_report_aggregates_only=true --benchmark_filter="${filter:--alloc_cold}" \
+    --benchmark_out="$out/$exe.json" --benchmark_out_format=json >&2
+  # First-touch runs: each in a fresh process, so no memory freed earlier can be reused.
+  n=0
+  for name in $("$bin" --benchmark_list_tests --benchmark_filter="${filter:-.}" | grep alloc_cold); do
+    n=$((n + 1))
+    "$bin" --benchmark_filter="^${name}\$" --benchmark_out="$out/$exe.cold$n.json" \
+      --benchmark_out_format=json >&2
+  done
+  ran=1
+done
+[ "$ran" -eq 1 ] || { echo "bench.sh: no benchmark executable in $build/bench" >&2; exit 1; }
+
+# The lab's elasticity figures: the side-by-side tables and verdicts (--brief). Each run is bounded
+# so that `make bench` stays within minutes; a failure leaves its output (and the exit status) in
+# the file, which BENCHMARKS.md then shows.
+lab=$build/tools/lab/metaspace-lab
+if [ -z "${BENCH_NO_LAB:-}" ] && [ -x "$lab" ]; then
+  for run in "interleaved --spike" "spikes"; do
+    name=lab-${run%% *}
+    echo "== metaspace-lab compare $run" >&2
+    # shellcheck disable=SC2086
+    if ! timeout 150 "$lab" compare $run --brief --quiet --out "$out/$name" >"$out/$name.txt" 2>&1; then
+      echo "(metaspace-lab compare $run --brief exited with status $?)" >>"$out/$name.txt"
+    fi
+  done
+fi
+
+python3 bench/make_benchmarks_md.py --results "$out" --build "$build" --command "make bench" \
+  ${BENCH_NO_PROFILE:+--no-profile} --out BENCHMARKS.md

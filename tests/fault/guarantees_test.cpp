@@ -1,0 +1,276 @@
+// One test per row of docs/guarantees.md: what each kind of bad call gets, in normal and in
+// checked mode. Rows marked "undefined" there are not exercised (they would corrupt the state).
+#include <gtest/gtest.h>
+#include <metaspace/metaspace.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "os/fault_injection.hpp"
+
+extern "C" {
+void* msfuzz_allocate_raw(ms_loader_t* loader, int space, size_t bytes);
+ms_loader_t* msfuzz_loader_create_raw(ms_metaspace_t* ms, int kind, unsigned flags);
+ms_metaspace_t* msfuzz_create_raw(const ms_settings_t* settings, int reclaim);
+}
+
+namespace {
+
+constexpr size_t kFence = 24;
+
+class Guarantees : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override { open(GetParam(), MS_RECLAIM_BALANCED); }
+  void TearDown() override {
+    if (ms_ != nullptr) ms_destroy(ms_);
+  }
+  void open(int checked, ms_reclaim_t reclaim) {
+    if (ms_ != nullptr) ms_destroy(ms_);
+    ms_settings_t s;
+    ms_settings_init(&s);
+    s.checked = checked;
+    s.reclaim = reclaim;
+    ms_ = ms_create(&s);
+    ASSERT_NE(ms_, nullptr);
+    l_ = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
+    ASSERT_NE(l_, nullptr);
+  }
+  bool checked() const { return GetParam() != 0; }
+  ms_metaspace_t* ms_ = nullptr;
+  ms_loader_t* l_ = nullptr;
+};
+
+#define EXPECT_ERR(call, err)                                  \
+  do {                                                         \
+    ms_error_t e_ = (call);                                    \
+    EXPECT_EQ(e_, err) << ms_error_name(e_);                   \
+    EXPECT_EQ(ms_last_error(), err) << ms_last_error_text();   \
+  } while (0)
+
+#define EXPECT_NULL_ERR(call, err)                             \
+  do {                                                         \
+    EXPECT_EQ((call), nullptr);                                \
+    EXPECT_EQ(ms_last_error(), err) << ms_last_error_text();   \
+  } while (0)
+
+TEST_P(Guarantees, NullHandles) {
+  ms_stats_t st;
+  ms_loader_stats_t ls;
+  int x = 0;
+  EXPECT_NULL_ERR(ms_loader_create(nullptr, MS_LOADER_BOOT, 0), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_NULL_ERR(ms_allocate(nullptr, MS_SPACE_NONCLASS, 8), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_ERR(ms_deallocate(nullptr, &x, 8), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_ERR(ms_loader_destroy(nullptr), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_ERR(ms_loader_get_stats(nullptr, &ls), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_ERR(ms_loader_get_stats(l_, nullptr), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_ERR(ms_get_stats(nullptr, &st), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_ERR(ms_get_stats(ms_, nullptr), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_ERR(ms_verify(nullptr), MS_ERR_INVALID_ARGUMENT);
+  ms_purge(nullptr);                             // no-op
+  ms_set_gc_threshold(nullptr, 1, nullptr, nullptr);  // no-op
+  ms_destroy(nullptr);                           // no-op
+  ms_settings_init(nullptr);                     // no-op
+  ms_metaspace_t* defaults = ms_create(nullptr);  // NULL settings: the defaults
+  ASSERT_NE(defaults, nullptr);
+  ms_destroy(defaults);
+  EXPECT_ERR(ms_deallocate(l_, nullptr, 8), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(ms_encode_class(ms_, nullptr), 0u);
+  EXPECT_EQ(ms_decode_class(ms_, 0), nullptr);
+}
+
+TEST_P(Guarantees, ForeignHandleIsRefused) {
+  alignas(64) static char zeros[4096];
+  auto* fake = reinterpret_cast<ms_loader_t*>(zeros);
+  int x = 0;
+  EXPECT_NULL_ERR(ms_allocate(fake, MS_SPACE_NONCLASS, 8), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_ERR(ms_deallocate(fake, &x, 8), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_ERR(ms_loader_destroy(fake), MS_ERR_INVALID_ARGUMENT);
+}
+
+TEST_P(Guarantees, SizeZeroAndHugeSizes) {
+  EXPECT_NULL_ERR(ms_allocate(l_, MS_SPACE_NONCLASS, 0), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_NULL_ERR(ms_allocate(l_, MS_SPACE_CLASS, 0), MS_ERR_INVALID_ARGUMENT);
+  void* p = ms_allocate(l_, MS_SPACE_NONCLASS, 16);
+  ASSERT_NE(p, nullptr);
+  EXPECT_ERR(ms_deallocate(l_, p, 0), MS_ERR_INVALID_ARGUMENT);
+  size_t root = 4u << 20;
+  size_t largest = checked() ? root - kFence : root;
+  for (size_t n : {largest + 1, root + 1, size_t{1} << 40, SIZE_MAX - 7, SIZE_MAX}) {
+    EXPECT_NULL_ERR(ms_allocate(l_, MS_SPACE_NONCLASS, n), MS_ERR_TOO_LARGE);
+    EXPECT_NULL_ERR(ms_allocate(l_, MS_SPACE_CLASS, n), MS_ERR_TOO_LARGE);
+  }
+  // The largest block is served (checked mode: the fence must fit the root chunk as well).
+  void* big = ms_allocate(l_, MS_SPACE_NONCLASS, largest);
+  ASSERT_NE(big, nullptr) << ms_last_error_text();
+  static_cast<char*>(big)[largest - 1] = 1;
+  EXPECT_EQ(ms_deallocate(l_, p, 16), MS_OK);
+  EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
+}
+
+TEST_P(Guarantees, BadEnumsFlagsAndSettings) {
+  // From C, where any int is a value of an enum type.
+  EXPECT_NULL_ERR(msfuzz_allocate_raw(l_, 2, 8), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_NULL_ERR(msfuzz_allocate_raw(l_, -1, 8), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_NULL_ERR(msfuzz_loader_create_raw(ms_, 3, 0), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_NULL_ERR(msfuzz_loader_create_raw(ms_, -1, 0), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_NULL_ERR(ms_loader_create(ms_, MS_LOADER_STANDARD, 2u), MS_ERR_INVALID_ARGUMENT);
+  ms_settings_t s;
+  ms_settings_init(&s);
+  EXPECT_NULL_ERR(msfuzz_create_raw(&s, 3), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_NULL_ERR(msfuzz_create_raw(&s, -5), MS_ERR_INVALID_ARGUMENT);
+  s.class_alignment_bytes = 24;
+  EXPECT_NULL_ERR(ms_create(&s), MS_ERR_INVALID_ARGUMENT);
+  ms_settings_init(&s);
+  s.max_committed_bytes = 1;
+  EXPECT_NULL_ERR(ms_create(&s), MS_ERR_INVALID_ARGUMENT);
+}
+
+TEST_P(Guarantees, ForeignPointersAreNotOwned) {
+  ms_loader_t* other = ms_loader_create(ms_, MS_LOADER_MICRO, 0);
+  char* mine = static_cast<char*>(ms_allocate(l_, MS_SPACE_NONCLASS, 64));
+  char* theirs = static_cast<char*>(ms_allocate(other, MS_SPACE_CLASS, 64));
+  ASSERT_TRUE(mine != nullptr && theirs != nullptr);
+  int stack = 0;
+  std::vector<char> heap(64);
+  EXPECT_ERR(ms_deallocate(l_, theirs, 64), MS_ERR_NOT_OWNED);   // another loader's block
+  EXPECT_ERR(ms_deallocate(other, mine, 64), MS_ERR_NOT_OWNED);
+  EXPECT_ERR(ms_deallocate(l_, &stack, 8), MS_ERR_NOT_OWNED);
+  EXPECT_ERR(ms_deallocate(l_, heap.data(), 64), MS_ERR_NOT_OWNED);
+  EXPECT_ERR(ms_deallocate(l_, mine + 3, 8), MS_ERR_NOT_OWNED);   // misaligned
+  EXPECT_ERR(ms_deallocate(l_, mine + 64 + 4096, 8), MS_ERR_NOT_OWNED);  // not handed out yet
+  EXPECT_ERR(ms_deallocate(l_, mine, 1u << 20), MS_ERR_NOT_OWNED);  // runs past the handed-out part
+  // Another metaspace's block.
+  ms_metaspace_t* ms2 = ms_create(nullptr);
+  ms_loader_t* l2 = ms_loader_create(ms2, MS_LOADER_STANDARD, 0);
+  void* far = ms_allocate(l2, MS_SPACE_NONCLASS, 64);
+  EXPECT_ERR(ms_deallocate(l_, far, 64), MS_ERR_NOT_OWNED);
+  ms_destroy(ms2);
+  // Nothing changed: both blocks can still be freed.
+  EXPECT_EQ(ms_deallocate(l_, mine, 64), MS_OK);
+  EXPECT_EQ(ms_deallocate(other, theirs, 64), MS_OK);
+  EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
+}
+
+TEST_P(Guarantees, CheckedModeDetectsDoubleInteriorAndWrongSizeFrees) {
+  if (!checked()) GTEST_SKIP() << "undefined outside checked mode";
+  char* a = static_cast<char*>(ms_allocate(l_, MS_SPACE_NONCLASS, 100));
+  char* b = static_cast<char*>(ms_allocate(l_, MS_SPACE_NONCLASS, 100));
+  ASSERT_TRUE(a != nullptr && b != nullptr);
+  EXPECT_ERR(ms_deallocate(l_, a + 16, 84), MS_ERR_OVERWRITE);  // interior: no fence there
+  EXPECT_ERR(ms_deallocate(l_, a, 96), MS_ERR_OVERWRITE);       // wrong size (a word short)
+  EXPECT_ERR(ms_deallocate(l_, a, 200), MS_ERR_OVERWRITE);      // wrong size (too long)
+  EXPECT_EQ(ms_deallocate(l_, a, 97), MS_OK);  // same 8-byte words as 100: the same block
+  EXPECT_ERR(ms_deallocate(l_, a, 100), MS_ERR_DOUBLE_FREE);
+  EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
+  // The block (104 bytes; its old fence stays consumed) was filed once: a request that fits it
+  // with a new fence gets it, a second one does not.
+  char* again = static_cast<char*>(ms_allocate(l_, MS_SPACE_NONCLASS, 104 - kFence));
+  EXPECT_EQ(again, a);
+  EXPECT_NE(ms_allocate(l_, MS_SPACE_NONCLASS, 104 - kFence), a);
+  EXPECT_EQ(ms_deallocate(l_, b, 100), MS_OK);
+  EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
+}
+
+TEST_P(Guarantees, UseAfterDestroy) {
+  ms_loader_t* dead = ms_loader_create(ms_, MS_LOADER_MICRO, 0);
+  void* p = ms_allocate(dead, MS_SPACE_NONCLASS, 32);
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(ms_loader_destroy(dead), MS_OK);
+  ms_loader_stats_t ls;
+  EXPECT_ERR(ms_loader_destroy(dead), MS_ERR_DESTROYED);
+  EXPECT_NULL_ERR(ms_allocate(dead, MS_SPACE_NONCLASS, 32), MS_ERR_DESTROYED);
+  EXPECT_NULL_ERR(ms_allocate(dead, MS_SPACE_CLASS, 32), MS_ERR_DESTROYED);
+  EXPECT_ERR(ms_deallocate(dead, p, 32), MS_ERR_DESTROYED);
+  EXPECT_ERR(ms_loader_get_stats(dead, &ls), MS_ERR_DESTROYED);
+  // The handle stays dead while fewer than 1024 loaders died after it.
+  for (int i = 0; i < 1000; i++) {
+    ASSERT_EQ(ms_loader_destroy(ms_loader_create(ms_, MS_LOADER_MICRO, 0)), MS_OK);
+  }
+  EXPECT_ERR(ms_loader_destroy(dead), MS_ERR_DESTROYED);
+  EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
+}
+
+TEST_P(Guarantees, CheckedModeDetectsOverruns) {
+  if (!checked()) GTEST_SKIP() << "not detected outside checked mode";
+  for (size_t words : {size_t{1}, size_t{8}}) {
+    ms_loader_t* l = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
+    char* a = static_cast<char*>(ms_allocate(l, MS_SPACE_NONCLASS, 64));
+    char* b = static_cast<char*>(ms_allocate(l, MS_SPACE_NONCLASS, 64));
+    ASSERT_EQ(b, a + 64 + kFence);  // blocks follow each other, fence in between
+    ASSERT_EQ(ms_verify(ms_), MS_OK);
+    std::memset(a + 64, 0x41, words * 8);  // 1 word: into a's fence; 8: through it into b
+    EXPECT_ERR(ms_verify(ms_), MS_ERR_OVERWRITE);
+    EXPECT_ERR(ms_deallocate(l, a, 64), MS_ERR_OVERWRITE);  // not filed
+    // The loader dies all the same and reports the overrun; then all is well again.
+    EXPECT_ERR(ms_loader_destroy(l), MS_ERR_OVERWRITE);
+    EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
+  }
+  // Class space, with the fence behind the block before the alignment gap.
+  ms_loader_t* l = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
+  char* k = static_cast<char*>(ms_allocate(l, MS_SPACE_CLASS, 40));
+  k[40] = 0;
+  EXPECT_ERR(ms_verify(ms_), MS_ERR_OVERWRITE);
+  EXPECT_ERR(ms_loader_destroy(l), MS_ERR_OVERWRITE);
+  EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
+}
+
+TEST_P(Guarantees, FreedBlocksAreZappedButLaterWritesAreNotDetected) {
+  char* a = static_cast<char*>(ms_allocate(l_, MS_SPACE_NONCLASS, 4096));
+  ASSERT_NE(a, nullptr);
+  std::memset(a, 0x11, 4096);
+  ASSERT_EQ(ms_deallocate(l_, a, 4096), MS_OK);
+  if (checked()) EXPECT_EQ(static_cast<uint8_t>(a[4095]), 0xF3);  // zapped on free
+  a[4000] = 0x22;  // beyond the free-list links: nobody looks
+  EXPECT_EQ(ms_verify(ms_), MS_OK);
+}
+
+TEST_P(Guarantees, DeadLoaderMemoryIsZappedAndTakenAway) {
+  ms_loader_t* l = ms_loader_create(ms_, MS_LOADER_BOOT, 0);  // boot: large chunks at once
+  char* p = static_cast<char*>(ms_allocate(l, MS_SPACE_NONCLASS, 256u << 10));
+  char* q = static_cast<char*>(ms_allocate(l, MS_SPACE_NONCLASS, 64));
+  ASSERT_TRUE(p != nullptr && q != nullptr);
+  std::memset(p, 0x11, 256u << 10);
+  ASSERT_EQ(ms_loader_destroy(l), MS_OK);
+  if (!checked()) return;  // normal mode: stale reads are undefined (stale data or zeros)
+  // Checked mode: whole free granules are uncommitted and protected at once.
+  EXPECT_DEATH({ volatile char c = p[1000]; (void)c; }, "");
+}
+
+TEST_P(Guarantees, CheckedModeNoReclaimZapsDeadMemory) {
+  if (!checked()) GTEST_SKIP();
+  open(1, MS_RECLAIM_NONE);  // no merging, no uncommitting: the memory stays, zapped
+  ms_loader_t* l = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
+  char* p = static_cast<char*>(ms_allocate(l, MS_SPACE_NONCLASS, 128));
+  std::memset(p, 0x11, 128);
+  ASSERT_EQ(ms_loader_destroy(l), MS_OK);
+  EXPECT_EQ(static_cast<uint8_t>(p[100]), 0xD5);
+}
+
+TEST_P(Guarantees, CommitAndReserveFailuresAreReported) {
+  using metaspace::os::FaultPoint;
+  using metaspace::os::inject_fault;
+  inject_fault(FaultPoint::kReserve, 1);
+  ms_metaspace_t* none = ms_create(nullptr);
+  inject_fault(FaultPoint::kReserve, 0);
+  if (none != nullptr) {
+    ms_destroy(none);
+    GTEST_SKIP() << "fault injection not compiled in";
+  }
+  EXPECT_EQ(ms_last_error(), MS_ERR_RESERVE_FAILED);
+  // A fresh loader needs a chunk: the first commit fails.
+  ms_loader_t* l = ms_loader_create(ms_, MS_LOADER_BOOT, 0);
+  inject_fault(FaultPoint::kCommit, 1);
+  void* p = ms_allocate(l, MS_SPACE_NONCLASS, 8u << 10);
+  inject_fault(FaultPoint::kCommit, 0);
+  if (p == nullptr) {
+    EXPECT_EQ(ms_last_error(), MS_ERR_COMMIT_FAILED);
+  }  // else: the area was open already (normal mode commits per 4 MiB area)
+  EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
+  EXPECT_NE(ms_allocate(l, MS_SPACE_NONCLASS, 8u << 10), nullptr);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, Guarantees, ::testing::Values(0, 1),
+                         [](const auto& info) { return info.param ? "Checked" : "Normal"; });
+
+}  // namespace

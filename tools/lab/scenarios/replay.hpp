@@ -1,0 +1,32 @@
+#pragma once
+
+#include <string>
+
+#include "scenarios/scenario.hpp"
+
+namespace lab {
+
+// A recorded workload (docs/trace-format.md), e.g. imported from a real JVM's metaspace log, replayed
+// through a backend. Samples at the end of each run of loader deaths (after a purge, as a runtime
+// purges after class unloading), at every marker of the trace and every --sample-every events.
+class ReplayScenario : public Scenario {
+ public:
+  std::string name() const override { return "replay"; }
+  std::string description() const override {
+    return "replay a metaspace trace (metaspace-lab import-hotspot / record) through the backends";
+  }
+  void add_flags(ParamSet& params) override;
+  void validate() const override;
+  void run(ScenarioContext& ctx) const override;
+  std::string summary(const RunResult& result) const override;
+  std::vector<std::string> verdict(const RunResult& result) const override;
+
+  std::string trace;
+  std::size_t sample_every = 1000000;
+};
+
+// HotSpot's own figures, from the samples taken at the trace's markers that carry them: live is the
+// trace's live at that point, used and committed are HotSpot's. Empty when the trace has none.
+ReferenceSeries hotspot_series(const RunResult& result);
+
+}  // namespace lab

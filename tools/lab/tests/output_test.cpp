@@ -1,0 +1,98 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "backends/malloc_backend.hpp"
+#include "compare/child_protocol.hpp"
+#include "hotspot_reference.hpp"
+#include "output/csv_output.hpp"
+#include "output/json_output.hpp"
+#include "output/verdict.hpp"
+#include "runner.hpp"
+#include "scenarios/interleaved.hpp"
+
+namespace lab {
+namespace {
+
+RunResult tiny_result() {
+  register_malloc_backends();
+  InterleavedScenario s;
+  s.loaders = 4;
+  s.classes_per_loader = 20;
+  RunResult r;
+  r.scenario = s.name();
+  r.params = {{"seed", 42}};
+  r.machine = describe_machine();
+  r.backends.push_back(run_in_process(s, "malloc", WorkloadParams{}, BackendOptions{}, false));
+  r.references.push_back(load_hotspot_reference(find_hotspot_reference("")));
+  r.verdict = generic_verdict(r, s.elastic_goal());
+  return r;
+}
+
+TEST(Output, JsonHasTheDocumentedSchema) {
+  const nlohmann::json j = to_json(tiny_result());
+  EXPECT_EQ(j.at("schema_version"), kSchemaVersion);
+  EXPECT_EQ(j.at("scenario"), "interleaved");
+  EXPECT_EQ(j.at("params").at("seed"), 42);
+  for (const char* k : {"cpus", "kernel", "page_bytes", "time_utc"}) EXPECT_TRUE(j.at("machine").contains(k)) << k;
+  const auto& b = j.at("backends").at(0);
+  EXPECT_EQ(b.at("name"), "malloc");
+  EXPECT_TRUE(b.at("settings").is_object());
+  ASSERT_EQ(b.at("samples").size(), 11u);
+  for (const char* k : {"phase", "step", "live", "used", "committed", "rss", "mappings", "elapsed_ns", "extra"})
+    EXPECT_TRUE(b.at("samples").at(3).contains(k)) << k;
+  EXPECT_EQ(j.at("references").at(0).at("samples").size(), 21u);
+  EXPECT_FALSE(j.at("verdict").empty());
+}
+
+TEST(Output, HotSpotReferenceIsTheMeasuredTable) {
+  auto ref = load_hotspot_reference(find_hotspot_reference(""));
+  const Sample& worst = ref.samples.at(9);  // unload 4
+  EXPECT_EQ(worst.phase, "unload");
+  EXPECT_EQ(worst.step, 4);
+  EXPECT_NEAR(static_cast<double>(worst.committed) / worst.used, 83.31 / 38.80, 0.001);
+  auto m = max_committed_ratio(ref.samples);
+  ASSERT_TRUE(m);
+  EXPECT_NEAR(m->ratio, 102.25 / 39.59, 0.001);  // unload2 4, HotSpot's worst
+  EXPECT_EQ(m->sample->phase, "unload2");
+}
+
+TEST(Output, CsvHasOneRowPerSampleAndTheExtraColumns) {
+  RunResult r = tiny_result();
+  const auto path = (std::filesystem::temp_directory_path() / "lab_output_test.csv").string();
+  write_csv(r, path);
+  std::ifstream in(path);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header.rfind("scenario,backend,phase,step,live,used,committed,rss,mappings,elapsed_ns", 0), 0u);
+  EXPECT_NE(header.find("malloc_in_use"), std::string::npos);
+  std::size_t rows = 0;
+  while (std::getline(in, line)) ++rows;
+  EXPECT_EQ(rows, 11u + 21u);
+  std::filesystem::remove(path);
+}
+
+TEST(Output, ChildLinesRoundTrip) {
+  RunResult r = tiny_result();
+  ChildStreamParser parser;
+  parser.feed(backend_line(r.backends[0]));
+  for (const auto& s : r.backends[0].samples) parser.feed(sample_line(s));
+  parser.feed(end_line());
+  auto runs = parser.finish(0);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].error, "");
+  ASSERT_EQ(runs[0].samples.size(), r.backends[0].samples.size());
+  EXPECT_EQ(to_json(runs[0].samples[5]), to_json(r.backends[0].samples[5]));
+}
+
+TEST(Output, ChildThatDiesEarlyIsReportedAsFailed) {
+  ChildStreamParser parser;
+  parser.feed(R"({"type":"backend","schema_version":1,"name":"x","executable":"e","settings":{}})");
+  auto runs = parser.finish(139);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_NE(runs[0].error.find("139"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lab

@@ -5,8 +5,9 @@ namespace metaspace {
 GrowthPolicy::GrowthPolicy(const std::vector<size_t>& sequence_bytes,
                            const ChunkGeometry& geometry) {
   for (size_t bytes : sequence_bytes) {
+    if (steps_ == kMaxSteps) break;  // longer sequences are cut (ours have at most 9 steps)
     size_t clamped = bytes > geometry.root_bytes() ? geometry.root_bytes() : bytes;
-    levels_.push_back(geometry.level_fitting(clamped));
+    levels_[steps_++] = static_cast<int8_t>(geometry.level_fitting(clamped));
   }
 }
 

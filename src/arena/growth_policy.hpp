@@ -11,6 +11,8 @@
 #include <metaspace/metaspace.h>
 
 #include <cstddef>
+#include <array>
+#include <cstdint>
 #include <vector>
 
 #include "chunks/chunk_level.hpp"
@@ -27,12 +29,17 @@ class GrowthPolicy {
   static const std::vector<size_t>& default_sequence(ms_loader_kind_t kind, ms_space_t space);
 
   int level_at(size_t chunk_index) const {
-    return levels_[chunk_index < levels_.size() ? chunk_index : levels_.size() - 1];
+    return levels_[chunk_index < steps_ ? chunk_index : steps_ - 1];
   }
-  size_t steps() const { return levels_.size(); }
+  size_t steps() const { return steps_; }
+
+  static constexpr size_t kMaxSteps = 16;
 
  private:
-  std::vector<int> levels_;
+  // Inline, not a vector: every loader creates two policies, and a heap allocation each was
+  // most of the cost of creating a loader.
+  std::array<int8_t, kMaxSteps> levels_{};
+  size_t steps_ = 0;
 };
 
 }  // namespace metaspace

@@ -20,7 +20,7 @@ const std::vector<size_t>& GrowthPolicy::default_sequence(ms_loader_kind_t kind,
                                                      16 * KiB, 32 * KiB, 64 * KiB};
   static const std::vector<size_t> boot_nonclass = {4 * MiB, 1 * MiB};
   static const std::vector<size_t> boot_class = {256 * KiB};
-  static const std::vector<size_t> micro_nonclass = {2 * KiB};
+  static const std::vector<size_t> micro_nonclass = {1 * KiB};
   static const std::vector<size_t> micro_class = {1 * KiB};
   bool klass = space == MS_SPACE_CLASS;
   switch (kind) {

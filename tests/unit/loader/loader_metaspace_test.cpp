@@ -53,7 +53,7 @@ TEST_F(LoaderTest, KindChoosesFirstChunks) {
   };
   for (const Case& c : {Case{MS_LOADER_BOOT, 4 * MiB, 256 * KiB},
                         Case{MS_LOADER_STANDARD, 4 * KiB, 2 * KiB},
-                        Case{MS_LOADER_MICRO, 2 * KiB, 1 * KiB}}) {
+                        Case{MS_LOADER_MICRO, 1 * KiB, 1 * KiB}}) {
     ms_loader_t* l = ms_loader_create(ms_, c.kind, 0);
     ASSERT_NE(l, nullptr);
     ASSERT_NE(ms_allocate(l, MS_SPACE_NONCLASS, 64), nullptr);

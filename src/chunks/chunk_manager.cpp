@@ -45,18 +45,15 @@ Chunk* ChunkManager::take_free_chunk_locked(int preferred, int max_level, size_t
     if (c != nullptr) free_lists_.remove(c);
     return c;
   };
-  // A chunk with nothing committed is not a committed chunk, even for a caller that needs none
-  // committed: else these passes would take an uncommitted exact fit over a committed neighbour.
-  size_t committed = std::max<size_t>(min_committed, 1);
   int near = std::min(preferred + 2, max_level);
   for (int l = preferred; l <= near; l++) {
-    if (Chunk* c = free_lists_.find_committed(l, committed)) return take(c);
+    if (Chunk* c = free_lists_.find_committed(l, min_committed)) return take(c);
   }
   for (int l = preferred - 1; l >= 0; l--) {
-    if (Chunk* c = free_lists_.find_committed(l, committed)) return take(c);
+    if (Chunk* c = free_lists_.find_committed(l, min_committed)) return take(c);
   }
   for (int l = near + 1; l <= max_level; l++) {
-    if (Chunk* c = free_lists_.find_committed(l, committed)) return take(c);
+    if (Chunk* c = free_lists_.find_committed(l, min_committed)) return take(c);
   }
   for (int l = preferred; l <= max_level; l++) {
     if (Chunk* c = free_lists_.first(l)) return take(c);

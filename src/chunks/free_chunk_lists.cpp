@@ -36,8 +36,11 @@ void FreeChunkLists::remove(Chunk* c) {
 Chunk* FreeChunkLists::find_committed(int level, size_t min_committed_bytes) const {
   Chunk* c = lists_[static_cast<size_t>(level)].head;
   // Only the head needs a look: fully committed chunks come first, and a partly committed head
-  // is the best the list has unless it happens to suffice.
-  if (c != nullptr && (c->fully_committed() || c->committed_bytes >= min_committed_bytes)) {
+  // is the best the list has unless it happens to suffice. A chunk with nothing committed is
+  // never a committed chunk, even when the caller needs none: else the manager's committed-first
+  // passes would take an uncommitted exact fit over a committed neighbour.
+  if (c != nullptr && c->committed_bytes > 0 &&
+      (c->fully_committed() || c->committed_bytes >= min_committed_bytes)) {
     return c;
   }
   return nullptr;

@@ -16,7 +16,8 @@ class FreeChunkLists {
   void add(Chunk* c);
   void remove(Chunk* c);
 
-  // The first chunk of `level` with at least `min_committed_bytes` committed, or null.
+  // The first chunk of `level` with at least `min_committed_bytes` (and at least one byte)
+  // committed, or null.
   Chunk* find_committed(int level, size_t min_committed_bytes) const;
   Chunk* first(int level) const { return lists_[static_cast<size_t>(level)].head; }
 

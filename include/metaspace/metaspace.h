@@ -51,7 +51,8 @@ typedef enum ms_error MS__INT_ENUM {
   MS_ERR_DOUBLE_FREE,        /* block is already free (detected in checked mode) */
   MS_ERR_OVERWRITE,          /* a canary was overwritten (checked mode) */
   MS_ERR_DESTROYED,          /* the loader was already destroyed */
-  MS_ERR_CORRUPTED           /* verification found a broken invariant */
+  MS_ERR_CORRUPTED,          /* verification found a broken invariant */
+  MS_ERR_OUT_OF_MEMORY       /* the library's own bookkeeping could not be allocated */
 } ms_error_t;
 
 typedef enum ms_space MS__INT_ENUM { MS_SPACE_NONCLASS = 0, MS_SPACE_CLASS = 1 } ms_space_t;

@@ -64,6 +64,7 @@ const char* ms_error_name(ms_error_t e) {
     case MS_ERR_OVERWRITE: return "overwrite detected";
     case MS_ERR_DESTROYED: return "loader destroyed";
     case MS_ERR_CORRUPTED: return "corrupted";
+    case MS_ERR_OUT_OF_MEMORY: return "out of memory";
   }
   return "unknown error";
 }

@@ -5,8 +5,8 @@
 namespace metaspace::os {
 
 namespace {
-std::atomic<uint64_t> g_countdown[2];
-std::atomic<uint64_t> g_calls[2];
+std::atomic<uint64_t> g_countdown[kFaultPoints];
+std::atomic<uint64_t> g_calls[kFaultPoints];
 }  // namespace
 
 void inject_fault(FaultPoint point, uint64_t nth) {

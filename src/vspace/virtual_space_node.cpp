@@ -37,8 +37,6 @@ VirtualSpaceNode::~VirtualSpaceNode() {
 
 ms_error_t VirtualSpaceNode::unmap() {
   MS_ASSERT(!unmapped_, "node %p unmapped twice", (void*)base_);
-  MS_ASSERT(mask_.committed_bytes() == 0, "node %p unmapped with %zu bytes committed",
-            (void*)base_, mask_.committed_bytes());
   ms_error_t err = os::release(base_, geometry_.reserve_bytes);
   if (err == MS_OK) unmapped_ = true;
   return err;

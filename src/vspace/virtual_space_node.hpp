@@ -62,8 +62,9 @@ class VirtualSpaceNode {
   // Uncommits the committed granules of a granule-aligned range. On failure some runs may be
   // uncommitted and the rest not; the mask says which (callers re-read it).
   ms_error_t uncommit(char* p, size_t bytes);
-  // Gives the reservation back before destruction (nothing may be committed). On failure the
-  // node stays intact and may be unmapped later; the destructor unmaps whatever is left.
+  // Gives the reservation back before destruction (what was committed is uncharged by the
+  // destructor). On failure the node stays intact and may be unmapped later; the destructor
+  // unmaps whatever is left.
   ms_error_t unmap();
 
   const CommitMask& mask() const { return mask_; }

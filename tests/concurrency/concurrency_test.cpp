@@ -206,6 +206,7 @@ TEST(Concurrency, LoadersStatisticsAndVerifyFromManyThreads) {
 // its destruction gets MS_ERR_DESTROYED, and each thread checks exactly that on its previous
 // loader while the other thread keeps killing loaders.
 TEST(Concurrency, DeadHandlesStayDeadWhileOtherThreadsChurn) {
+  constexpr unsigned kRounds = 400;
   ms_metaspace_t* ms = ms_create(nullptr);
   ASSERT_NE(ms, nullptr);
   Failures failures;
@@ -218,7 +219,9 @@ TEST(Concurrency, DeadHandlesStayDeadWhileOtherThreadsChurn) {
     workers.emplace_back([&, t] {
       std::mt19937 rng(77u + static_cast<unsigned>(t));
       ms_loader_t* previous = nullptr;
-      for (int i = 0; i < 1500; i++) {
+      // 2 × 400 deaths in all stay below the quarantine of 1024 whatever the scheduling, so
+      // no dead object is freed while its thread may still look at it.
+      for (unsigned i = 0; i < kRounds; i++) {
         ms_loader_t* l = ms_loader_create(ms, MS_LOADER_MICRO, 0);
         if (l == nullptr) {
           failures.add(ms_last_error_text());
@@ -230,7 +233,7 @@ TEST(Concurrency, DeadHandlesStayDeadWhileOtherThreadsChurn) {
           failures.add(ms_last_error_text());
         }
         if (previous != nullptr) {
-          // Fewer than 1024 deaths since (two threads, one each per round): still quarantined.
+          // Fewer than 1024 deaths since: still quarantined.
           if (ms_allocate(previous, MS_SPACE_NONCLASS, 16) != nullptr ||
               ms_last_error() != MS_ERR_DESTROYED) {
             failures.add("a dead handle was served");
@@ -247,7 +250,7 @@ TEST(Concurrency, DeadHandlesStayDeadWhileOtherThreadsChurn) {
   stop.store(true);
   observer.join();
   for (const std::string& m : failures.messages) ADD_FAILURE() << m;
-  EXPECT_EQ(dead_checked.load(), 2u * 1499u);
+  EXPECT_EQ(dead_checked.load(), 2u * (kRounds - 1));
   ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
   ms_destroy(ms);
 }

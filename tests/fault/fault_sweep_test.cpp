@@ -35,7 +35,7 @@ using metaspace::os::fault_point_calls;
 using metaspace::os::inject_fault;
 using metaspace::os::kFaultPoints;
 
-constexpr int kOperations = 2000;
+constexpr int kOperations = 1000;
 constexpr uint64_t kSampled = 12;
 
 struct Config {

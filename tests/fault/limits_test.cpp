@@ -129,17 +129,23 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Issue 13, finding 6. Cap 4 MiB, threshold 3 MiB, 2 MiB committed: a 2.5 MiB request jumps
 // over both in one step. It used to come back MS_ERR_LIMIT with no callback at all.
+// Cap 4 MiB, threshold 3 MiB, a callback that only counts.
+ms_metaspace_t* counted_gc_metaspace(ms_reclaim_t reclaim, int* calls) {
+  ms_settings_t s;
+  ms_settings_init(&s);
+  s.reclaim = reclaim;
+  s.max_committed_bytes = 4u << 20;
+  s.gc_threshold_bytes = 3u << 20;
+  s.gc_callback = [](ms_metaspace_t*, size_t, void* user) { ++*static_cast<int*>(user); };
+  s.gc_callback_user = calls;
+  return ms_create(&s);
+}
+
 TEST(GcThreshold, TheRuntimeIsToldBeforeTheCapRefuses) {
   struct Log {
     int calls = 0;
   } log;
-  ms_settings_t s;
-  ms_settings_init(&s);
-  s.max_committed_bytes = 4u << 20;
-  s.gc_threshold_bytes = 3u << 20;
-  s.gc_callback = [](ms_metaspace_t*, size_t, void* user) { static_cast<Log*>(user)->calls++; };
-  s.gc_callback_user = &log;
-  ms_metaspace_t* ms = ms_create(&s);
+  ms_metaspace_t* ms = counted_gc_metaspace(MS_RECLAIM_BALANCED, &log.calls);
   ASSERT_NE(ms, nullptr);
   ms_loader_t* l = ms_loader_create(ms, MS_LOADER_BOOT, 0);
   ASSERT_NE(ms_allocate(l, MS_SPACE_NONCLASS, 2u << 20), nullptr);
@@ -158,14 +164,7 @@ TEST(GcThreshold, EveryRefusalIsToldWithReclaimNone) {
   struct Log {
     int calls = 0;
   } log;
-  ms_settings_t s;
-  ms_settings_init(&s);
-  s.reclaim = MS_RECLAIM_NONE;
-  s.max_committed_bytes = 4u << 20;
-  s.gc_threshold_bytes = 3u << 20;
-  s.gc_callback = [](ms_metaspace_t*, size_t, void* user) { static_cast<Log*>(user)->calls++; };
-  s.gc_callback_user = &log;
-  ms_metaspace_t* ms = ms_create(&s);
+  ms_metaspace_t* ms = counted_gc_metaspace(MS_RECLAIM_NONE, &log.calls);
   ASSERT_NE(ms, nullptr);
   int refusals = 0;
   for (int i = 0; i < 2000 && refusals < 200; i++) {

@@ -6,7 +6,7 @@ LAB        := $(BUILD)/release/tools/lab/metaspace-lab
 RESULTS    := results
 PREFIX     := $(CURDIR)/$(BUILD)/install
 
-.PHONY: run test deps release debug tsan example bench clean
+.PHONY: run test deps release debug tsan example bench fuzz clean
 
 run: deps release
 	$(LAB) compare interleaved --spike --out $(RESULTS)
@@ -44,6 +44,12 @@ example: release
 
 bench: deps release
 	scripts/bench.sh
+
+# The API fuzzer for a release: 10 minutes by default (FUZZ_SECONDS=...), not part of `make test`
+# (CI runs it for 60 s there).
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD) $(RESULTS)

@@ -89,6 +89,13 @@ typedef struct ms_settings {
   ms_gc_callback_t gc_callback;   /* called (outside all locks) when committed crosses the threshold */
   void* gc_callback_user;
   int checked;                    /* 1: canaries, zapping, protection of dead memory */
+  /* GC threshold policy (HotSpot's MinMetaspaceFreeRatio, MaxMetaspaceFreeRatio,
+   * MinMetaspaceExpansion). After each gc_callback (and each ms_gc_done) the threshold moves into
+   * [max(c / (1 - min_free), c + min_expansion), c / (1 - max_free)], c = committed bytes then,
+   * rounded up to a granule, at most max_committed_bytes. All three 0: the threshold stays put. */
+  unsigned gc_min_free_percent;   /* 0..99; default 40 */
+  unsigned gc_max_free_percent;   /* gc_min_free_percent..100 (100: never lowered); default 70 */
+  size_t gc_min_expansion_bytes;  /* default 256 KiB */
 } ms_settings_t;
 
 /* Fills in the defaults. Always call before changing fields. */
@@ -121,6 +128,14 @@ unsigned ms_narrow_class_bits(const ms_metaspace_t* ms);  /* bits needed for the
 int ms_is_class_space(const ms_metaspace_t* ms, const void* p);
 
 void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb, void* user);
+/* The GC threshold contract: gc_callback runs (outside all locks) when committed memory reaches
+ * the threshold, and also whenever the cap (max_committed_bytes) refuses a commit; after a
+ * refusal the allocation is tried once more, so MS_ERR_LIMIT comes only after the runtime was
+ * told and had its chance to unload. After the callback returns, the threshold moves by the
+ * policy in ms_settings_t. ms_gc_done applies the policy now (a runtime that collects
+ * asynchronously calls it when the collection finished; from the callback it tells the new
+ * threshold) and returns the new threshold (0: none set). */
+size_t ms_gc_done(ms_metaspace_t* ms);
 
 /* Statistics. A snapshot is taken under all locks at one instant; per space and in total,
  *   committed = used + free_in_chunks + free_chunks + free_blocks + fence   (exactly)

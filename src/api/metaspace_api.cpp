@@ -107,6 +107,14 @@ void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb, 
   from_handle(ms)->limiter().deliver_threshold_event(ms);
 }
 
+size_t ms_gc_done(ms_metaspace_t* ms) {
+  if (ms == nullptr) {
+    fail(MS_ERR_INVALID_ARGUMENT, "no metaspace");
+    return 0;
+  }
+  return from_handle(ms)->limiter().gc_done();
+}
+
 ms_error_t ms_get_stats(ms_metaspace_t* ms, ms_stats_t* out) {
   if (ms == nullptr || out == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no metaspace/out");
   *out = from_handle(ms)->snapshot().totals;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "common/error.hpp"
 #include "common/units.hpp"
@@ -60,7 +61,7 @@ void* Arena::allocate(size_t bytes) {
   char* p = free_blocks_.empty() ? nullptr : static_cast<char*>(allocate_from_free_blocks(total));
   if (p == nullptr) p = static_cast<char*>(allocate_from_chunks(total));
   if (p != nullptr) {
-    if (checked_) install_fence(p, n);
+    if (checked_) install_fence(p, n, n - bytes);
     __atomic_fetch_add(&window_->allocs, 1, __ATOMIC_RELAXED);
   }
   publish();
@@ -149,10 +150,11 @@ void Arena::salvage(Chunk* c, char* top) {
   }
 }
 
-void Arena::install_fence(char* block, size_t bytes) {
+void Arena::install_fence(char* block, size_t bytes, size_t slack) {
   Fence* f = reinterpret_cast<Fence*>(block + bytes);
   f->canary = f->live_canary();
-  f->block_bytes = bytes;
+  f->size_and_slack = bytes | slack;
+  std::memset(block + bytes - slack, Fence::kSlack, slack);
   f->prev = fences_;
   fences_ = f;
   fence_count_++;
@@ -175,12 +177,16 @@ ms_error_t Arena::deallocate_parked(void* p, size_t bytes) {
     }
     Fence* f = reinterpret_cast<Fence*>(static_cast<char*>(p) + n);
     if (f->freed()) return fail(MS_ERR_DOUBLE_FREE, "block %p (%zu bytes) freed twice", p, bytes);
-    if (!f->live() || f->block_bytes != n) {
+    if (!f->live() || f->block_bytes() != n) {
       return fail(MS_ERR_OVERWRITE,
                   "arena %p: block %p (%zu bytes) overrun or freed with a wrong size: fence at "
                   "%p expected canary %#llx and size %zu, found %#llx and %zu",
                   (void*)this, p, n, (void*)f, (unsigned long long)f->live_canary(), n,
-                  (unsigned long long)f->canary, static_cast<size_t>(f->block_bytes));
+                  (unsigned long long)f->canary, static_cast<size_t>(f->block_bytes()));
+    }
+    if (!f->slack_intact()) {
+      return fail(MS_ERR_OVERWRITE, "arena %p: block %p (%zu bytes) overrun into its %zu bytes "
+                  "of rounding slack", (void*)this, p, n - f->slack_bytes(), f->slack_bytes());
     }
     f->canary = f->freed_canary();
     std::memset(p, Fence::kZapFreed, n);
@@ -192,9 +198,9 @@ ms_error_t Arena::deallocate_parked(void* p, size_t bytes) {
 ms_error_t Arena::check_fences() const {
   size_t n = 0;
   for (const Fence* f = fences_; f != nullptr; f = f->prev) {
-    // Follow a link only into memory this arena handed out: a smashed link must be reported,
-    // not chased.
-    if (!is_aligned(f, kWordBytes) || !handed_out(f, Fence::kBytes)) {
+    // Follow a link only into memory this arena handed out, and never more links than fences
+    // were installed: a smashed link must be reported, not chased or looped over.
+    if (n >= fence_count_ || !is_aligned(f, kWordBytes) || !handed_out(f, Fence::kBytes)) {
       return fail(MS_ERR_OVERWRITE, "arena %p: fence list broken, link to %p after %zu fences",
                   (const void*)this, (const void*)f, n);
     }
@@ -202,8 +208,13 @@ ms_error_t Arena::check_fences() const {
       return fail(MS_ERR_OVERWRITE,
                   "arena %p: block %p (%zu bytes) overrun: fence at %p expected canary %#llx, "
                   "found %#llx", (const void*)this, (void*)f->block(),
-                  static_cast<size_t>(f->block_bytes), (const void*)f,
+                  static_cast<size_t>(f->block_bytes()), (const void*)f,
                   (unsigned long long)f->live_canary(), (unsigned long long)f->canary);
+    }
+    if (f->live() && !f->slack_intact()) {
+      return fail(MS_ERR_OVERWRITE, "arena %p: block %p (%zu bytes) overrun into its %zu bytes "
+                  "of rounding slack", (const void*)this, (void*)f->block(),
+                  static_cast<size_t>(f->block_bytes()) - f->slack_bytes(), f->slack_bytes());
     }
     n++;
   }
@@ -230,6 +241,17 @@ bool Arena::owns(const void* p, size_t bytes) const {
     }
   }
   return false;
+}
+
+size_t Arena::handed_out_bytes() const {
+  size_t total = 0;
+  for (const Arena* a : {this, donor_}) {
+    if (a == nullptr) continue;
+    for (const Chunk* c = a->chunks_; c != nullptr; c = c->next) {
+      total += c == a->chunks_ ? static_cast<size_t>(a->top() - c->base) : c->used_bytes;
+    }
+  }
+  return total;
 }
 
 bool Arena::handed_out(const void* p, size_t bytes) const {
@@ -259,7 +281,21 @@ ArenaStats Arena::stats_locked() const {
 }
 
 bool Arena::verify() const {
-  if (!free_blocks_.verify()) return false;
+  // Free blocks are read only where this arena (or its donor) handed memory out: a freed block
+  // the runtime wrote over is reported, not followed. In checked mode that is an overwrite.
+  BlockBounds bounds{[](const void* arena, const void* p, size_t bytes) {
+                       return static_cast<const Arena*>(arena)->handed_out(p, bytes);
+                     },
+                     this, handed_out_bytes() / kWordBytes + 1};
+  if (!free_blocks_.verify(bounds)) {
+    if (checked_) {
+      std::string why = ms_last_error_text();
+      size_t skip = why.find(": ") != std::string::npos ? why.find(": ") + 2 : 0;
+      fail(MS_ERR_OVERWRITE, "arena %p: free blocks overwritten: %s", (const void*)this,
+           why.c_str() + skip);
+    }
+    return false;
+  }
   if (checked_ && check_fences() != MS_OK) return false;
   size_t n = 0;
   for (const Chunk* c = chunks_; c != nullptr; c = c->next) {

@@ -89,7 +89,8 @@ class Arena {
   bool new_chunk(size_t bytes);
   void salvage(Chunk* c, char* top);
   void give_away(char* p, size_t bytes, BlockOrigin origin);
-  void install_fence(char* block, size_t bytes);
+  // `slack`: bytes at the end of the block past the request (0..7), filled with a pattern.
+  void install_fence(char* block, size_t bytes, size_t slack);
   ms_error_t deallocate_parked(void* p, size_t bytes);
 
   ChunkManager& chunks_manager_;
@@ -115,6 +116,8 @@ class Arena {
   const Arena* donor_ = nullptr;
   // owns(), or within the donor's handed-out memory.
   bool handed_out(const void* p, size_t bytes) const;
+  // Bytes of this arena's and the donor's chunks handed out so far (bounds free-block walks).
+  size_t handed_out_bytes() const;
 };
 
 }  // namespace metaspace

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "arena/block_bounds.hpp"
+
 namespace metaspace {
 
 class BinList {
@@ -26,8 +28,11 @@ class BinList {
   size_t words() const { return words_; }
   size_t largest_words() const { return mask_ == 0 ? 0 : 32 - std::countl_zero(mask_); }
 
-  bool verify() const;
-  // Visits every block (for statistics that classify blocks by address).
+  // Walks every bin, reading a block only if `bounds` accepts it and at most count() blocks in
+  // all: a smashed link or a cycle (double free) is reported as MS_ERR_CORRUPTED.
+  bool verify(const BlockBounds& bounds = {}) const;
+  // Visits every block (for statistics that classify blocks by address). Only on lists that
+  // verify() accepted: it trusts the links.
   template <typename F>
   void for_each(F f) const {
     for (size_t i = 0; i < kBins; i++) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/assert.hpp"
 #include "common/verify.hpp"
 
 namespace metaspace {
@@ -82,6 +83,7 @@ BlockTree::Node* BlockTree::remove(Node* root, size_t words) {
 }
 
 void BlockTree::add(void* p, size_t words, unsigned tag) {
+  MS_ASSERT(words >= kMinWords, "block %p of %zu words is too small for a tree node", p, words);
   Node* n = static_cast<Node*>(p);
   *n = Node{kCanary, words, nullptr, nullptr, nullptr, 1, tag};
   root_ = insert(root_, n);
@@ -91,7 +93,9 @@ void BlockTree::add(void* p, size_t words, unsigned tag) {
 
 void* BlockTree::take(size_t words, size_t* got_words, unsigned* tag) {
   Node* best = nullptr;
-  for (Node* n = root_; n != nullptr;) {
+  // Bounded: a tree smashed into a cycle (undefined behaviour of the caller) must not hang.
+  int depth = 0;
+  for (Node* n = root_; n != nullptr && depth < kMaxHeight; depth++) {
     if (n->words >= words) {
       best = n;
       if (n->words == words) break;
@@ -123,38 +127,58 @@ size_t BlockTree::largest_words() const {
   return n->words;
 }
 
-bool BlockTree::verify_subtree(const Node* n, size_t lo, size_t hi, int* h, size_t* count,
-                               size_t* words) const {
+bool BlockTree::readable(const Node* n, const BlockBounds& bounds) const {
+  // The node header first, then the block it claims to be.
+  return reinterpret_cast<uintptr_t>(n) % 8 == 0 && bounds(n, sizeof(Node)) &&
+         n->words >= kMinWords && n->words <= SIZE_MAX / 8 && bounds(n, n->words * 8);
+}
+
+bool BlockTree::verify_subtree(const Node* n, size_t lo, size_t hi, int depth, int* h,
+                               Walk* walk) const {
   if (n == nullptr) {
     *h = 0;
     return true;
   }
+  MS_VERIFY(depth < kMaxHeight, "tree deeper than %d levels: a cycle", kMaxHeight);
+  MS_VERIFY(walk->count < walk->bounds.max_blocks, "tree: more blocks than the arena could "
+            "hold: a smashed link");
+  MS_VERIFY(readable(n, walk->bounds), "tree links to %p, which is not free memory of this "
+            "arena: a freed block was overwritten", (const void*)n);
   MS_VERIFY(n->canary == kCanary, "tree node %p overwritten", (const void*)n);
   MS_VERIFY(n->words > lo && n->words < hi, "tree node %p (%zu words) out of order",
             (const void*)n, n->words);
+  const Node* slow = n;  // half speed: meets `b` iff the list is a cycle
+  size_t steps = 0;
   for (const Node* b = n; b != nullptr; b = b->same) {
+    MS_VERIFY(steps == 0 || b != slow, "size list of %zu words is a cycle through %p: a block "
+              "freed twice?", n->words, (const void*)b);
+    MS_VERIFY(walk->count < walk->bounds.max_blocks, "tree: more blocks than the arena could "
+              "hold");
+    MS_VERIFY(b == n || readable(b, walk->bounds), "size list of %zu words links to %p, which "
+              "is not free memory of this arena", n->words, (const void*)b);
     MS_VERIFY(b->canary == kCanary && b->words == n->words, "list block %p of size %zu broken",
               (const void*)b, n->words);
-    (*count)++;
-    *words += b->words;
+    walk->count++;
+    walk->words += b->words;
+    if (++steps % 2 == 0) slow = slow->same;
   }
   int hl = 0;
   int hr = 0;
-  if (!verify_subtree(n->left, lo, n->words, &hl, count, words)) return false;
-  if (!verify_subtree(n->right, n->words, hi, &hr, count, words)) return false;
+  if (!verify_subtree(n->left, lo, n->words, depth + 1, &hl, walk)) return false;
+  if (!verify_subtree(n->right, n->words, hi, depth + 1, &hr, walk)) return false;
   MS_VERIFY(n->height == 1 + std::max(hl, hr), "node %p height %d", (const void*)n, n->height);
   MS_VERIFY(hl - hr <= 1 && hr - hl <= 1, "node %p unbalanced (%d/%d)", (const void*)n, hl, hr);
   *h = n->height;
   return true;
 }
 
-bool BlockTree::verify() const {
+bool BlockTree::verify(const BlockBounds& bounds) const {
   int h = 0;
-  size_t n = 0;
-  size_t w = 0;
-  if (!verify_subtree(root_, 0, SIZE_MAX, &h, &n, &w)) return false;
-  MS_VERIFY(n == count_ && w == words_, "tree holds %zu blocks / %zu words, counters say %zu / %zu",
-            n, w, count_, words_);
+  Walk walk{bounds};
+  if (!verify_subtree(root_, 0, SIZE_MAX, 0, &h, &walk)) return false;
+  MS_VERIFY(walk.count == count_ && walk.words == words_,
+            "tree holds %zu blocks / %zu words, counters say %zu / %zu", walk.count, walk.words,
+            count_, words_);
   return true;
 }
 

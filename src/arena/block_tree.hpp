@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "arena/block_bounds.hpp"
+
 namespace metaspace {
 
 class BlockTree {
@@ -24,7 +26,11 @@ class BlockTree {
   size_t words() const { return words_; }
   size_t largest_words() const;
 
-  bool verify() const;
+  // Reads a node only if `bounds` accepts it, visits at most count() blocks and descends at
+  // most kMaxHeight levels: smashed links and cycles are reported as MS_ERR_CORRUPTED.
+  bool verify(const BlockBounds& bounds = {}) const;
+  // An AVL tree of 2^64 nodes is less than 93 levels high: anything deeper is a cycle.
+  static constexpr int kMaxHeight = 96;
   template <typename F>
   void for_each(F f) const { visit(root_, f); }
 
@@ -48,8 +54,14 @@ class BlockTree {
   static Node* insert(Node* root, Node* fresh);
   static Node* remove_min(Node* root, Node** min);
   static Node* remove(Node* root, size_t words);
-  bool verify_subtree(const Node* n, size_t lo, size_t hi, int* height, size_t* count,
-                      size_t* words) const;
+  struct Walk {
+    const BlockBounds& bounds;
+    size_t count = 0;
+    size_t words = 0;
+  };
+  bool verify_subtree(const Node* n, size_t lo, size_t hi, int depth, int* height,
+                      Walk* walk) const;
+  bool readable(const Node* n, const BlockBounds& bounds) const;
 
   template <typename F>
   static void visit(const Node* n, F& f) {

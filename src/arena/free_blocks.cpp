@@ -1,10 +1,12 @@
 #include "arena/free_blocks.hpp"
 
+#include "common/assert.hpp"
 #include "common/verify.hpp"
 
 namespace metaspace {
 
 void FreeBlocks::add(void* p, size_t bytes, BlockOrigin origin) {
+  MS_ASSERT(bytes >= 8 && bytes % 8 == 0, "free block %p of %zu bytes", p, bytes);
   size_t words = bytes / 8;
   unsigned tag = static_cast<unsigned>(origin);
   if (words <= BinList::kMaxWords) {
@@ -34,8 +36,8 @@ size_t FreeBlocks::largest_bytes() const {
   return (tree_.empty() ? bins_.largest_words() : tree_.largest_words()) * 8;
 }
 
-bool FreeBlocks::verify() const {
-  if (!bins_.verify() || !tree_.verify()) return false;
+bool FreeBlocks::verify(const BlockBounds& bounds) const {
+  if (!bins_.verify(bounds) || !tree_.verify(bounds)) return false;
   size_t counted[kBlockOrigins][2] = {};
   for_each([&](void* p, size_t bytes, BlockOrigin origin) {
     counted[static_cast<int>(origin)][foreign(p) ? 1 : 0] += bytes;

@@ -45,8 +45,9 @@ class FreeBlocks {
   // True if p lies in the foreign range (the other space).
   bool in_foreign_range(const void* p) const { return foreign(p); }
 
-  bool verify() const;
-  // f(block, bytes, origin)
+  // Both structures walked within `bounds` (see block_bounds.hpp), then the origin counters.
+  bool verify(const BlockBounds& bounds = {}) const;
+  // f(block, bytes, origin); only on free blocks that verify() accepted.
   template <typename F>
   void for_each(F f) const {
     auto visit = [&](void* p, size_t words, unsigned tag) {

@@ -158,7 +158,14 @@ void ChunkManager::refresh_committed_locked(Chunk* c) const {
 }
 
 void ChunkManager::uncommit_locked(Chunk* c) {
-  if (c->node->uncommit(c->base, c->bytes) == MS_OK) c->committed_bytes = 0;
+  if (c->node->uncommit(c->base, c->bytes) == MS_OK) {
+    c->committed_bytes = 0;
+    return;
+  }
+  // Part of the chunk may have been uncommitted before the refusal: the cached prefix must not
+  // claim memory the mask no longer has (it would be handed out uncharged). What stayed
+  // committed is counted as such, and the next purge tries again.
+  refresh_committed_locked(c);
 }
 
 bool ChunkManager::attempt_enlarge(Chunk* c) {
@@ -195,6 +202,9 @@ void ChunkManager::remove_empty_nodes_locked() {
       if (a.node == node && a.first->level == 0 && a.first->is_free()) free_roots++;
     }
     if (free_roots != node->root_chunks_carved() || node->committed_bytes() != 0) continue;
+    // Unmapped first: if the kernel refuses, the node and its free root chunks stay as they
+    // are, consistent, and the next purge tries again.
+    if (vslist_.remove_node(node) != MS_OK) continue;
     for (const RootArea& a : areas_) {
       if (a.node != node) continue;
       free_lists_.remove(a.first);
@@ -203,7 +213,6 @@ void ChunkManager::remove_empty_nodes_locked() {
     areas_.erase(std::remove_if(areas_.begin(), areas_.end(),
                                 [node](const RootArea& a) { return a.node == node; }),
                  areas_.end());
-    vslist_.remove_node(node);
   }
 }
 

@@ -1,5 +1,9 @@
 #include "commit/commit_limiter.hpp"
 
+#include <string>
+
+#include "common/error.hpp"
+
 namespace metaspace {
 
 bool CommitLimiter::try_charge(size_t bytes) {
@@ -7,7 +11,10 @@ bool CommitLimiter::try_charge(size_t bytes) {
   size_t now;
   do {
     now = old + bytes;
-    if (cap_bytes_ != 0 && (now > cap_bytes_ || now < old)) return false;
+    if (cap_bytes_ != 0 && (now > cap_bytes_ || now < old)) {
+      note_refusal();
+      return false;
+    }
   } while (!committed_bytes_.compare_exchange_weak(old, now, std::memory_order_relaxed));
   note_level(now);
   return true;
@@ -30,6 +37,13 @@ void CommitLimiter::note_level(size_t committed) {
   }
 }
 
+void CommitLimiter::note_refusal() {
+  std::lock_guard<std::mutex> guard(threshold_lock_);
+  if (threshold_bytes_ == 0) return;
+  armed_.store(false, std::memory_order_relaxed);
+  pending_.store(true, std::memory_order_relaxed);
+}
+
 void CommitLimiter::set_threshold(size_t bytes, ms_gc_callback_t callback, void* user) {
   {
     std::lock_guard<std::mutex> guard(threshold_lock_);
@@ -42,22 +56,52 @@ void CommitLimiter::set_threshold(size_t bytes, ms_gc_callback_t callback, void*
   note_level(committed_bytes());
 }
 
+void CommitLimiter::set_policy(const GcThresholdPolicy& policy) {
+  std::lock_guard<std::mutex> guard(threshold_lock_);
+  policy_ = policy;
+}
+
 size_t CommitLimiter::threshold_bytes() const {
   std::lock_guard<std::mutex> guard(threshold_lock_);
   return threshold_bytes_;
 }
 
-void CommitLimiter::deliver_threshold_event(ms_metaspace_t* ms) {
-  if (!pending_.load(std::memory_order_relaxed)) return;
+size_t CommitLimiter::gc_done() {
+  std::lock_guard<std::mutex> guard(threshold_lock_);
+  if (threshold_bytes_ == 0) return 0;
+  size_t committed = committed_bytes();
+  threshold_bytes_ = policy_.next_threshold(committed, threshold_bytes_, cap_bytes_);
+  armed_.store(committed < threshold_bytes_, std::memory_order_relaxed);
+  return threshold_bytes_;
+}
+
+bool CommitLimiter::deliver_threshold_event(ms_metaspace_t* ms) {
+  if (!pending_.load(std::memory_order_relaxed)) return false;
   ms_gc_callback_t callback;
   void* user;
   {
     std::lock_guard<std::mutex> guard(threshold_lock_);
-    if (!pending_.exchange(false, std::memory_order_relaxed)) return;
+    if (!pending_.exchange(false, std::memory_order_relaxed)) return false;
     callback = callback_;
     user = user_;
   }
-  if (callback != nullptr) callback(ms, committed_bytes(), user);
+  if (callback == nullptr) {
+    gc_done();
+    return false;
+  }
+  // The caller may be about to return NULL with its error: whatever the runtime calls from the
+  // callback must not replace it.
+  ms_error_t error = ms_last_error();
+  std::string text = error != MS_OK ? ms_last_error_text() : "";
+  callback(ms, committed_bytes(), user);
+  gc_done();
+  if (error != MS_OK) {
+    // fail() puts the error's name in front again.
+    std::string prefix = std::string(ms_error_name(error)) + ": ";
+    size_t skip = text.compare(0, prefix.size(), prefix) == 0 ? prefix.size() : 0;
+    fail(error, "%s", text.c_str() + skip);
+  }
+  return true;
 }
 
 }  // namespace metaspace

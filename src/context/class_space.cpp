@@ -26,8 +26,18 @@ ClassSpace::ClassSpace(const NodeGeometry& geometry, CommitLimiter& limiter,
   // The pre-elastic policy commits every chunk it hands out, the guard too; committed, it would
   // cost a granule and be memory that no arena accounts for.
   if (guard_ != nullptr && guard_->committed_bytes > 0) {
-    std::lock_guard<std::mutex> lock(chunks.lock());
-    if (guard_->node->uncommit(guard_->base, guard_->bytes) == MS_OK) guard_->committed_bytes = 0;
+    ms_error_t err;
+    {
+      std::lock_guard<std::mutex> lock(chunks.lock());
+      err = guard_->node->uncommit(guard_->base, guard_->bytes);
+      if (err == MS_OK) guard_->committed_bytes = 0;
+    }
+    // Kept committed, the guard would be memory nobody accounts for: the space is refused (the
+    // error stays recorded for ms_create).
+    if (err != MS_OK) {
+      (void)chunks.return_chunk(guard_);
+      guard_ = nullptr;
+    }
   }
 }
 

@@ -29,6 +29,8 @@ Metaspace::Metaspace(const ms_settings_t& settings)
   nonclass_ = std::make_unique<Context>(MS_SPACE_NONCLASS, nonclass, limiter_, policy, 0);
   class_space_ = std::make_unique<ClassSpace>(klass, limiter_, policy, settings.class_space_base,
                                               settings.class_alignment_bytes);
+  limiter_.set_policy({settings.gc_min_free_percent, settings.gc_max_free_percent,
+                       settings.gc_min_expansion_bytes, settings.commit_granule_bytes});
   limiter_.set_threshold(settings.gc_threshold_bytes, settings.gc_callback,
                          settings.gc_callback_user);
 }

@@ -7,6 +7,10 @@
 
 namespace metaspace {
 
+namespace {
+constexpr size_t kMaxNodeBytes = 4 * GiB;
+}  // namespace
+
 ms_settings_t default_settings() {
   ms_settings_t s{};
   s.reclaim = MS_RECLAIM_BALANCED;
@@ -21,6 +25,11 @@ ms_settings_t default_settings() {
   s.gc_callback = nullptr;
   s.gc_callback_user = nullptr;
   s.checked = 0;
+  // HotSpot's defaults for MinMetaspaceFreeRatio and MaxMetaspaceFreeRatio; MinMetaspaceExpansion
+  // is 256 K words there, 256 KiB here (a metaspace holds more small loaders than a JVM's).
+  s.gc_min_free_percent = 40;
+  s.gc_max_free_percent = 70;
+  s.gc_min_expansion_bytes = 256 * KiB;
   return s;
 }
 
@@ -46,14 +55,27 @@ ms_error_t complete_settings(const ms_settings_t& in, ms_settings_t* out) {
                 "commit granule %zu: must be a power of 2 from the page size (%zu) to 1 MiB "
                 "and at most the root chunk size", s.commit_granule_bytes, os::page_size());
   }
-  if (s.node_bytes == 0 || s.node_bytes % s.root_chunk_bytes != 0) {
+  if (s.checked != 0 && s.checked != 1) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "checked %d: must be 0 (off) or 1 (on)", s.checked);
+  }
+  // A node's commit mask is allocated whole when the node is reserved (one bit per granule):
+  // 4 GiB in 4 KiB granules is 128 KiB of bits. 2^44 bytes took 515 MiB of bitmap and 2 s.
+  if (s.node_bytes == 0 || s.node_bytes % s.root_chunk_bytes != 0 || s.node_bytes > kMaxNodeBytes) {
     return fail(MS_ERR_INVALID_ARGUMENT, "node size %zu: must be a non-zero multiple of the "
-                "root chunk size %zu", s.node_bytes, s.root_chunk_bytes);
+                "root chunk size %zu, at most %zu (4 GiB)", s.node_bytes, s.root_chunk_bytes,
+                kMaxNodeBytes);
   }
   if (s.class_space_bytes == 0 || s.class_space_bytes % s.root_chunk_bytes != 0 ||
       s.class_space_bytes > 4 * GiB) {
     return fail(MS_ERR_INVALID_ARGUMENT, "class space size %zu: must be a non-zero multiple of "
                 "the root chunk size, at most 4 GiB", s.class_space_bytes);
+  }
+  // The class space's first granule is a guard (narrow pointer 0 means NULL): a space of one
+  // granule would be all guard and never hold a class.
+  if (s.class_space_bytes <= s.commit_granule_bytes) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "class space size %zu: must be larger than the commit "
+                "granule (%zu), whose first granule is a guard", s.class_space_bytes,
+                s.commit_granule_bytes);
   }
   if (!is_power_of_2(s.class_alignment_bytes) || s.class_alignment_bytes < 8 ||
       s.class_alignment_bytes > 1 * KiB) {
@@ -68,6 +90,14 @@ ms_error_t complete_settings(const ms_settings_t& in, ms_settings_t* out) {
     return fail(MS_ERR_INVALID_ARGUMENT, "max committed size %zu is below one granule (%zu): "
                 "nothing could ever be allocated", s.max_committed_bytes,
                 s.commit_granule_bytes);
+  }
+  bool fixed_threshold = s.gc_min_free_percent == 0 && s.gc_max_free_percent == 0 &&
+                         s.gc_min_expansion_bytes == 0;
+  if (!fixed_threshold && (s.gc_min_free_percent > 99 || s.gc_max_free_percent > 100 ||
+                           s.gc_max_free_percent < s.gc_min_free_percent)) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "GC free ratios %u..%u percent: the minimum must be "
+                "0..99 and the maximum from the minimum to 100 (all GC policy fields 0: a "
+                "fixed threshold)", s.gc_min_free_percent, s.gc_max_free_percent);
   }
   *out = s;
   return MS_OK;

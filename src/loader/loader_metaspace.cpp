@@ -71,16 +71,22 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
          bytes, limit);
     return nullptr;
   }
-  void* p;
-  {
+  auto attempt = [&]() -> void* {
     std::lock_guard<std::mutex> guard(lock_);
     if (!alive_) {
       fail(MS_ERR_DESTROYED, "allocation from a destroyed loader");
       return nullptr;
     }
-    p = arena(space).allocate(bytes);
+    return arena(space).allocate(bytes);
+  };
+  void* p = attempt();
+  // A cap refusal is reported to the runtime (outside the lock) before it is returned; its GC
+  // may have made room, so the request is tried once more.
+  bool told = limiter_.deliver_threshold_event(owner_);
+  if (p == nullptr && told && ms_last_error() == MS_ERR_LIMIT) {
+    p = attempt();
+    limiter_.deliver_threshold_event(owner_);
   }
-  limiter_.deliver_threshold_event(owner_);
   return p;
 }
 
@@ -90,6 +96,11 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
   }
   std::lock_guard<std::mutex> guard(lock_);
   if (!alive_) return fail(MS_ERR_DESTROYED, "deallocation into a destroyed loader");
+  // No block is larger than a root chunk; checked before rounding, which would wrap sizes from
+  // SIZE_MAX - 6 up to 0 words.
+  if (bytes > nonclass_context_.chunks().geometry().root_bytes()) {
+    return fail(MS_ERR_NOT_OWNED, "block %p of %zu bytes: larger than any block", p, bytes);
+  }
   size_t n = align_up(bytes, kWordBytes);
   if (!is_aligned(p, kWordBytes) || (!nonclass_->owns(p, n) && !class_->owns(p, n))) {
     return fail(MS_ERR_NOT_OWNED, "block %p (%zu bytes) was not allocated from this loader", p,

@@ -67,8 +67,17 @@ ms_error_t reserve(size_t bytes, size_t alignment, uintptr_t wish, char** out) {
   return MS_OK;
 }
 
-void release(char* base, size_t bytes) {
-  if (base != nullptr) munmap(base, bytes);
+ms_error_t release(char* base, size_t bytes) {
+  if (base == nullptr) return MS_OK;
+  if (fault_now(FaultPoint::kRelease)) {
+    return fail(MS_ERR_RESERVE_FAILED, "release of %zu bytes at %p failed (injected)", bytes,
+                static_cast<void*>(base));
+  }
+  if (munmap(base, bytes) != 0) {
+    return fail(MS_ERR_RESERVE_FAILED, "release of %zu bytes at %p: %s", bytes,
+                static_cast<void*>(base), strerror(errno));
+  }
+  return MS_OK;
 }
 
 ms_error_t commit(char* p, size_t bytes) {
@@ -84,11 +93,24 @@ ms_error_t commit(char* p, size_t bytes) {
 }
 
 ms_error_t uncommit(char* p, size_t bytes, bool protect) {
+  // A refusal must leave the range exactly as committed as before as far as the caller can tell:
+  // the caller keeps counting it as committed and retries later (see VirtualSpaceNode::uncommit).
+  if (fault_now(FaultPoint::kUncommit)) {
+    return fail(MS_ERR_COMMIT_FAILED, "uncommit of %zu bytes at %p failed (injected)", bytes,
+                static_cast<void*>(p));
+  }
   if (madvise(p, bytes, MADV_DONTNEED) != 0) {
     return fail(MS_ERR_COMMIT_FAILED, "uncommit of %zu bytes at %p: %s", bytes,
                 static_cast<void*>(p), strerror(errno));
   }
-  if (protect && mprotect(p, bytes, PROT_NONE) != 0) {
+  if (!protect) return MS_OK;
+  // The memory is gone already (it reads as zeros); only the protection failed. The caller still
+  // counts it as committed, which over-counts by at most this range until the next attempt.
+  if (fault_now(FaultPoint::kProtect)) {
+    return fail(MS_ERR_COMMIT_FAILED, "protecting %zu bytes at %p failed (injected)", bytes,
+                static_cast<void*>(p));
+  }
+  if (mprotect(p, bytes, PROT_NONE) != 0) {
     return fail(MS_ERR_COMMIT_FAILED, "protecting %zu bytes at %p: %s", bytes,
                 static_cast<void*>(p), strerror(errno));
   }

@@ -20,10 +20,13 @@ size_t page_size();
 // Reserves `bytes` aligned to `alignment` (a power of 2 ≥ page size). With a non-zero `wish` the
 // range must start exactly there; if the kernel cannot give it, nothing stays mapped.
 ms_error_t reserve(size_t bytes, size_t alignment, uintptr_t wish, char** out);
-void release(char* base, size_t bytes);
+// Unmaps a reservation. On failure (MS_ERR_RESERVE_FAILED) the range stays reserved: the caller
+// may keep it and try again later, or leak address space (never memory: it is uncommitted).
+ms_error_t release(char* base, size_t bytes);
 
 ms_error_t commit(char* p, size_t bytes);
 // `protect`: also make the range inaccessible (checked mode); costs kernel mappings.
+// On failure (MS_ERR_COMMIT_FAILED) the caller must go on treating the range as committed.
 ms_error_t uncommit(char* p, size_t bytes, bool protect);
 
 }  // namespace metaspace::os

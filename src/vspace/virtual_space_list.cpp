@@ -36,13 +36,17 @@ char* VirtualSpaceList::allocate_root_chunk(VirtualSpaceNode** node) {
   return (*node)->allocate_root_chunk();
 }
 
-void VirtualSpaceList::remove_node(VirtualSpaceNode* node) {
+ms_error_t VirtualSpaceList::remove_node(VirtualSpaceNode* node) {
   auto it = std::find_if(nodes_.begin(), nodes_.end(),
                          [node](const auto& n) { return n.get() == node; });
-  if (it == nodes_.end()) return;
+  if (it == nodes_.end()) return fail(MS_ERR_INVALID_ARGUMENT, "node %p is not in the list",
+                                      (void*)node);
+  // A failed munmap keeps the node, empty and listed, for the next purge to try again.
+  if (ms_error_t err = node->unmap(); err != MS_OK) return err;
   retired_commit_calls_ += node->commit_calls();
   retired_uncommit_calls_ += node->uncommit_calls();
   nodes_.erase(it);
+  return MS_OK;
 }
 
 VirtualSpaceNode* VirtualSpaceList::node_containing(const void* p) const {

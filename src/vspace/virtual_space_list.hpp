@@ -25,8 +25,9 @@ class VirtualSpaceList {
   // space is exhausted or a new node cannot be reserved.
   char* allocate_root_chunk(VirtualSpaceNode** node);
 
-  // Unmaps a node none of whose memory is in use any more (the caller guarantees it).
-  void remove_node(VirtualSpaceNode* node);
+  // Unmaps a node none of whose memory is in use any more (the caller guarantees it). If the
+  // kernel refuses, the node stays in the list and the error is returned.
+  ms_error_t remove_node(VirtualSpaceNode* node);
 
   const std::vector<std::unique_ptr<VirtualSpaceNode>>& nodes() const { return nodes_; }
   VirtualSpaceNode* node_containing(const void* p) const;

@@ -1,5 +1,6 @@
 #include "vspace/virtual_space_node.hpp"
 
+#include "common/assert.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "common/verify.hpp"
@@ -28,7 +29,17 @@ VirtualSpaceNode::VirtualSpaceNode(const NodeGeometry& geometry, char* base,
 
 VirtualSpaceNode::~VirtualSpaceNode() {
   limiter_.release(mask_.committed_bytes());
-  os::release(base_, geometry_.reserve_bytes);
+  if (!unmapped_ && os::release(base_, geometry_.reserve_bytes) != MS_OK) {
+    // Nobody is left to retry: the address space leaks, the memory must not.
+    (void)os::uncommit(base_, geometry_.reserve_bytes, /*protect=*/false);
+  }
+}
+
+ms_error_t VirtualSpaceNode::unmap() {
+  MS_ASSERT(!unmapped_, "node %p unmapped twice", (void*)base_);
+  ms_error_t err = os::release(base_, geometry_.reserve_bytes);
+  if (err == MS_OK) unmapped_ = true;
+  return err;
 }
 
 char* VirtualSpaceNode::allocate_root_chunk() {
@@ -108,7 +119,10 @@ ms_error_t VirtualSpaceNode::uncommit(char* p, size_t bytes) {
     size_t run_bytes = (run_end - g) * geometry_.granule_bytes;
     uncommit_calls_++;
     ms_error_t err = os::uncommit(run, run_bytes, geometry_.protect_uncommitted);
-    if (err != MS_OK) return err;  // the memory stays committed and accounted as such
+    // The run stays committed in the mask and the limiter: memory that could not be given back
+    // is still counted, and the next uncommit of the range tries again. Runs before it are
+    // uncommitted already; the caller re-reads the mask (ChunkManager::uncommit_locked).
+    if (err != MS_OK) return err;
     mask_.mark_uncommitted(run, run_bytes);
     limiter_.release(run_bytes);
     g = run_end;

@@ -59,8 +59,13 @@ class VirtualSpaceNode {
   // Commits every granule that overlaps [p, p + bytes) and is not committed yet.
   // On failure (cap reached, kernel refused) the granules committed before it stay committed.
   ms_error_t ensure_committed(char* p, size_t bytes);
-  // Uncommits the committed granules of a granule-aligned range.
+  // Uncommits the committed granules of a granule-aligned range. On failure some runs may be
+  // uncommitted and the rest not; the mask says which (callers re-read it).
   ms_error_t uncommit(char* p, size_t bytes);
+  // Gives the reservation back before destruction (what was committed is uncharged by the
+  // destructor). On failure the node stays intact and may be unmapped later; the destructor
+  // unmaps whatever is left.
+  ms_error_t unmap();
 
   const CommitMask& mask() const { return mask_; }
   size_t committed_bytes() const { return mask_.committed_bytes(); }
@@ -84,6 +89,7 @@ class VirtualSpaceNode {
   std::vector<bool> area_open_;  // per root chunk area: made read-write
   size_t commit_calls_ = 0;
   size_t uncommit_calls_ = 0;
+  bool unmapped_ = false;
 };
 
 }  // namespace metaspace

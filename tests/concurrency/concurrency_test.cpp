@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -199,30 +201,48 @@ TEST(Concurrency, LoadersStatisticsAndVerifyFromManyThreads) {
   ms_destroy(ms);
 }
 
-// Loaders are created and destroyed faster than the quarantine of dead loader objects, so
-// recycled objects are handed to new threads while the observer walks the registry.
-TEST(Concurrency, LoaderObjectsRecycledAcrossThreads) {
+// Loaders are created and destroyed from two threads while an observer verifies. Dead loader
+// objects are not recycled: they wait in a quarantine (1024 deaths) so that a handle used after
+// its destruction gets MS_ERR_DESTROYED, and each thread checks exactly that on its previous
+// loader while the other thread keeps killing loaders.
+TEST(Concurrency, DeadHandlesStayDeadWhileOtherThreadsChurn) {
+  constexpr unsigned kRounds = 400;
   ms_metaspace_t* ms = ms_create(nullptr);
   ASSERT_NE(ms, nullptr);
   Failures failures;
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> rounds{0};
+  std::atomic<uint64_t> dead_checked{0};
   std::thread observer(observe, ms, std::cref(stop), std::ref(failures), std::ref(rounds));
   std::vector<std::thread> workers;
   for (int t = 0; t < 2; t++) {
     workers.emplace_back([&, t] {
       std::mt19937 rng(77u + static_cast<unsigned>(t));
-      for (int i = 0; i < 1500; i++) {
+      ms_loader_t* previous = nullptr;
+      // 2 × 400 deaths in all stay below the quarantine of 1024 whatever the scheduling, so
+      // no dead object is freed while its thread may still look at it.
+      for (unsigned i = 0; i < kRounds; i++) {
         ms_loader_t* l = ms_loader_create(ms, MS_LOADER_MICRO, 0);
         if (l == nullptr) {
           failures.add(ms_last_error_text());
           return;
         }
+        if (l == previous) failures.add("a dead loader's object was handed out again");
         if (ms_allocate(l, MS_SPACE_CLASS, 528) == nullptr ||
             ms_allocate(l, MS_SPACE_NONCLASS, 8 + rng() % 300) == nullptr) {
           failures.add(ms_last_error_text());
         }
+        if (previous != nullptr) {
+          // Fewer than 1024 deaths since: still quarantined.
+          if (ms_allocate(previous, MS_SPACE_NONCLASS, 16) != nullptr ||
+              ms_last_error() != MS_ERR_DESTROYED) {
+            failures.add("a dead handle was served");
+          }
+          if (ms_loader_destroy(previous) != MS_ERR_DESTROYED) failures.add("destroyed twice");
+          dead_checked.fetch_add(1, std::memory_order_relaxed);
+        }
         if (ms_loader_destroy(l) != MS_OK) failures.add(ms_last_error_text());
+        previous = l;
       }
     });
   }
@@ -230,6 +250,106 @@ TEST(Concurrency, LoaderObjectsRecycledAcrossThreads) {
   stop.store(true);
   observer.join();
   for (const std::string& m : failures.messages) ADD_FAILURE() << m;
+  EXPECT_EQ(dead_checked.load(), 2u * (kRounds - 1));
+  ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  ms_destroy(ms);
+}
+
+// The header promises that statistics, reports and verification may run at any time: text and
+// JSON reports, per-loader statistics of loaders that other threads are using (and killing),
+// ms_verify and ms_purge run from three threads while four threads churn loaders.
+TEST(Concurrency, ReportsLoaderStatisticsAndVerifyWhileLoadersChurn) {
+  ms_settings_t s;
+  ms_settings_init(&s);
+  s.class_alignment_bytes = 64;
+  ms_metaspace_t* ms = ms_create(&s);
+  ASSERT_NE(ms, nullptr);
+  std::atomic<bool> stop{false};
+  Failures failures;
+  constexpr int kWorkers = 4;
+  std::atomic<ms_loader_t*> current[kWorkers] = {};
+  std::atomic<uint64_t> loaders_done{0}, reports{0}, loader_stats{0}, verifies{0};
+  std::vector<std::thread> threads;
+  for (int id = 0; id < kWorkers; id++) {
+    threads.emplace_back([&, id] {
+      std::mt19937 rng(500u + static_cast<unsigned>(id));
+      while (!stop.load(std::memory_order_relaxed)) {
+        ms_loader_t* l = ms_loader_create(ms, rng() % 3 == 0 ? MS_LOADER_MICRO
+                                                             : MS_LOADER_STANDARD,
+                                          rng() % 2 == 0 ? MS_LOADER_SHARED : 0);
+        if (l == nullptr) return failures.add(ms_last_error_text());
+        current[id].store(l, std::memory_order_release);
+        for (int i = 0; i < 200; i++) {
+          ms_space_t space = i % 10 == 0 ? MS_SPACE_CLASS : MS_SPACE_NONCLASS;
+          size_t n = 8 + rng() % 400;
+          void* p = ms_allocate(l, space, n);
+          if (p == nullptr) return failures.add(ms_last_error_text());
+          std::memset(p, 0x5C, n);
+          if (i % 7 == 0 && ms_deallocate(l, p, n) != MS_OK) failures.add(ms_last_error_text());
+        }
+        current[id].store(nullptr, std::memory_order_release);
+        if (ms_loader_destroy(l) != MS_OK) failures.add(ms_last_error_text());
+        loaders_done.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  }
+  threads.emplace_back([&] {  // reports, text and JSON, into a memory stream
+    while (!stop.load(std::memory_order_relaxed)) {
+      char* buf = nullptr;
+      size_t len = 0;
+      FILE* f = open_memstream(&buf, &len);
+      ms_report_options_t o{};
+      o.per_loader = 1;
+      o.per_kind = 1;
+      o.free_lists = 1;
+      if (ms_print_report(ms, f, &o) != MS_OK || ms_write_report_json(ms, f, &o) != MS_OK) {
+        failures.add(std::string("report: ") + ms_last_error_text());
+      }
+      std::fclose(f);
+      if (len == 0 || std::strstr(buf, "libmetaspace.report") == nullptr) {
+        failures.add("report empty or without its JSON schema name");
+      }
+      std::free(buf);
+      reports.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  threads.emplace_back([&] {  // per-loader statistics of other threads' loaders
+    std::mt19937 rng(9);
+    while (!stop.load(std::memory_order_relaxed)) {
+      ms_loader_t* l = current[rng() % kWorkers].load(std::memory_order_acquire);
+      if (l == nullptr) continue;
+      ms_loader_stats_t ls;
+      ms_error_t e = ms_loader_get_stats(l, &ls);
+      // The owner may have destroyed it since: a quarantined handle says so.
+      if (e != MS_OK && e != MS_ERR_DESTROYED) failures.add(ms_last_error_text());
+      if (e == MS_OK && ls.used_bytes[0] > ls.committed_bytes[0]) {
+        failures.add("loader uses more than it has committed");
+      }
+      loader_stats.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  threads.emplace_back([&] {  // verification and purges
+    int round = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+      if (ms_verify(ms) != MS_OK) failures.add(std::string("verify: ") + ms_last_error_text());
+      if (++round % 3 == 0) ms_purge(ms);
+      verifies.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  std::this_thread::sleep_for(kRunTime);
+  stop.store(true);
+  for (std::thread& t : threads) t.join();
+  for (const std::string& m : failures.messages) ADD_FAILURE() << m;
+  EXPECT_GT(loaders_done.load(), 0u);
+  EXPECT_GT(reports.load(), 0u);
+  EXPECT_GT(loader_stats.load(), 0u);
+  EXPECT_GT(verifies.load(), 0u);
+  std::printf("[ concurrency ] %llu loaders churned; %llu reports, %llu loader statistics, %llu "
+              "verifications from other threads\n",
+              static_cast<unsigned long long>(loaders_done.load()),
+              static_cast<unsigned long long>(reports.load()),
+              static_cast<unsigned long long>(loader_stats.load()),
+              static_cast<unsigned long long>(verifies.load()));
   ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
   ms_destroy(ms);
 }

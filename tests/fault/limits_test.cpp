@@ -127,6 +127,111 @@ INSTANTIATE_TEST_SUITE_P(
                                          MS_RECLAIM_AGGRESSIVE),
                        ::testing::Values(MS_SPACE_NONCLASS, MS_SPACE_CLASS)));
 
+// Issue 13, finding 6. Cap 4 MiB, threshold 3 MiB, 2 MiB committed: a 2.5 MiB request jumps
+// over both in one step. It used to come back MS_ERR_LIMIT with no callback at all.
+// Cap 4 MiB, threshold 3 MiB, a callback that only counts.
+ms_metaspace_t* counted_gc_metaspace(ms_reclaim_t reclaim, int* calls) {
+  ms_settings_t s;
+  ms_settings_init(&s);
+  s.reclaim = reclaim;
+  s.max_committed_bytes = 4u << 20;
+  s.gc_threshold_bytes = 3u << 20;
+  s.gc_callback = [](ms_metaspace_t*, size_t, void* user) { ++*static_cast<int*>(user); };
+  s.gc_callback_user = calls;
+  return ms_create(&s);
+}
+
+TEST(GcThreshold, TheRuntimeIsToldBeforeTheCapRefuses) {
+  struct Log {
+    int calls = 0;
+  } log;
+  ms_metaspace_t* ms = counted_gc_metaspace(MS_RECLAIM_BALANCED, &log.calls);
+  ASSERT_NE(ms, nullptr);
+  ms_loader_t* l = ms_loader_create(ms, MS_LOADER_BOOT, 0);
+  ASSERT_NE(ms_allocate(l, MS_SPACE_NONCLASS, 2u << 20), nullptr);
+  EXPECT_EQ(log.calls, 0);
+  EXPECT_EQ(ms_allocate(l, MS_SPACE_NONCLASS, 2560u << 10), nullptr);
+  EXPECT_EQ(ms_last_error(), MS_ERR_LIMIT) << ms_last_error_text();
+  EXPECT_GE(log.calls, 1) << "MS_ERR_LIMIT without the GC callback";
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  ms_destroy(ms);
+}
+
+// With reclaim none nothing is ever uncommitted, so committed never falls below the threshold
+// again: the callback fired once and 3 440 refusals followed in silence. Now every refusal is
+// told first.
+TEST(GcThreshold, EveryRefusalIsToldWithReclaimNone) {
+  struct Log {
+    int calls = 0;
+  } log;
+  ms_metaspace_t* ms = counted_gc_metaspace(MS_RECLAIM_NONE, &log.calls);
+  ASSERT_NE(ms, nullptr);
+  int refusals = 0;
+  for (int i = 0; i < 2000 && refusals < 200; i++) {
+    ms_loader_t* l = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
+    ASSERT_NE(l, nullptr);
+    for (int k = 0; k < 16; k++) {
+      int before = log.calls;
+      if (ms_allocate(l, MS_SPACE_NONCLASS, 4000) == nullptr) {
+        ASSERT_EQ(ms_last_error(), MS_ERR_LIMIT) << ms_last_error_text();
+        ASSERT_GT(log.calls, before) << "refusal " << refusals << " without a callback";
+        refusals++;
+      }
+    }
+    if (i % 2 == 0) ASSERT_EQ(ms_loader_destroy(l), MS_OK);
+  }
+  EXPECT_GE(refusals, 200);
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  ms_destroy(ms);
+}
+
+// The callback is the runtime's GC: it unloads and purges, and the refused request is tried
+// again and served. From the callback ms_gc_done tells the new threshold (policy: at least 40 %
+// free, at most 70 %, at most the cap).
+TEST(GcThreshold, ACallbackThatUnloadsMakesTheRefusedRequestSucceed) {
+  struct Runtime {
+    ms_loader_t* victim = nullptr;
+    int calls = 0;
+    size_t new_threshold = 0;
+    size_t committed_after = 0;
+  } rt;
+  ms_settings_t s;
+  ms_settings_init(&s);
+  s.root_chunk_bytes = 1u << 20;
+  s.max_committed_bytes = 4u << 20;
+  s.gc_threshold_bytes = 4u << 20;  // at the cap: only the refusal reaches the runtime
+  s.gc_callback = [](ms_metaspace_t* ms, size_t, void* user) {
+    auto* rt = static_cast<Runtime*>(user);
+    rt->calls++;
+    if (rt->victim != nullptr) {
+      EXPECT_EQ(ms_loader_destroy(rt->victim), MS_OK);
+      rt->victim = nullptr;
+      ms_purge(ms);
+    }
+    rt->new_threshold = ms_gc_done(ms);
+    ms_stats_t st;
+    EXPECT_EQ(ms_get_stats(ms, &st), MS_OK);
+    rt->committed_after = st.total.committed_bytes;
+  };
+  s.gc_callback_user = &rt;
+  ms_metaspace_t* ms = ms_create(&s);
+  ASSERT_NE(ms, nullptr);
+  rt.victim = ms_loader_create(ms, MS_LOADER_BOOT, 0);
+  for (int i = 0; i < 3; i++) ASSERT_NE(ms_allocate(rt.victim, MS_SPACE_NONCLASS, 1000000), nullptr);
+  ms_loader_t* l = ms_loader_create(ms, MS_LOADER_BOOT, 0);
+  void* p = ms_allocate(l, MS_SPACE_NONCLASS, 1000000);
+  if (p == nullptr) FAIL() << ms_last_error_text();
+  p = ms_allocate(l, MS_SPACE_NONCLASS, 1000000);  // 5 MB in all: only after the unloading
+  ASSERT_NE(p, nullptr) << ms_last_error_text();
+  std::memset(p, 1, 1000000);
+  EXPECT_GE(rt.calls, 1);
+  EXPECT_EQ(rt.victim, nullptr) << "the runtime was never asked to collect";
+  EXPECT_GT(rt.new_threshold, rt.committed_after);
+  EXPECT_LE(rt.new_threshold, size_t{4} << 20);
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  ms_destroy(ms);
+}
+
 // A class space that is full refuses with its own error, and dead loaders make room.
 TEST(Limits, ClassSpaceFullIsRefusedAndRecovers) {
   ms_settings_t s;

@@ -162,8 +162,7 @@ class Session {
   }
 
   void finish() {
-    os::inject_fault(os::FaultPoint::kCommit, 0);
-    os::inject_fault(os::FaultPoint::kReserve, 0);
+    for (int p = 0; p < os::kFaultPoints; p++) os::inject_fault(static_cast<os::FaultPoint>(p), 0);
     if (destroy_loaders_first_) {
       while (!loaders_.empty()) destroy_loader(loaders_.size() - 1, MS_OK);
       ms_purge(ms_);
@@ -321,11 +320,14 @@ class Session {
 
   // Which fault points fired during the current operation.
   struct FaultWatch {
-    uint64_t before[2];
+    uint64_t before[os::kFaultPoints];
   };
   FaultWatch watch() const {
-    return {{os::fault_point_calls(os::FaultPoint::kReserve),
-             os::fault_point_calls(os::FaultPoint::kCommit)}};
+    FaultWatch w{};
+    for (int p = 0; p < os::kFaultPoints; p++) {
+      w.before[p] = os::fault_point_calls(static_cast<os::FaultPoint>(p));
+    }
+    return w;
   }
   bool fired(const FaultWatch& w, int point) {
     uint64_t now = os::fault_point_calls(static_cast<os::FaultPoint>(point));
@@ -340,7 +342,7 @@ class Session {
 
   void step() {
     uint8_t op = in_.u8();
-    switch (op % 20) {
+    switch (op % 24) {
       case 0: op_create_loader(); break;
       case 1: op_destroy_loader(); break;
       case 2: op_use_after_destroy(); break;
@@ -357,6 +359,10 @@ class Session {
       case 17: op_threshold(); break;
       case 18: op_bad_handles(); break;
       case 19: op_class_pointers(); break;
+      case 20: op_foreign_handle(); break;
+      case 21: op_settings_bound(); break;
+      case 22: op_observe(); break;
+      case 23: op_inject_fault(); break;
     }
   }
 
@@ -367,7 +373,13 @@ class Session {
     unsigned flags = f % 4 == 3 ? 2u << (f >> 4) : (f & 1 ? MS_LOADER_SHARED : 0u);
     bool bad = kind < 0 || kind > 2 || (flags & ~MS_LOADER_SHARED) != 0;
     if (!bad && loaders_.size() >= kMaxLoaders) return;
+    FaultWatch w = watch();
     ms_loader_t* l = msfuzz_loader_create_raw(ms_, kind, flags);
+    if (l == nullptr && ms_last_error() == MS_ERR_OUT_OF_MEMORY &&
+        fired(w, static_cast<int>(os::FaultPoint::kBookkeeping))) {
+      stats_.refused++;
+      return;
+    }
     if (bad) {
       FUZZ_CHECK(l == nullptr && ms_last_error() == MS_ERR_INVALID_ARGUMENT,
                  "loader of kind %d flags %#x accepted", kind, flags);
@@ -453,6 +465,7 @@ class Session {
     FaultWatch w = watch();
     void* raw = msfuzz_allocate_raw(l.handle, space, bytes);
     bool commit_fault = fired(w, 1), reserve_fault = fired(w, 0);
+    bool bookkeeping_fault = fired(w, static_cast<int>(os::FaultPoint::kBookkeeping));
     char* p = static_cast<char*>(raw);
     if (space != 0 && space != 1) {
       FUZZ_CHECK(p == nullptr && ms_last_error() == MS_ERR_INVALID_ARGUMENT,
@@ -478,7 +491,8 @@ class Session {
       bool ok = (e == MS_ERR_LIMIT && settings_.max_committed_bytes != 0) ||
                 (e == MS_ERR_CLASS_SPACE_FULL && space == MS_SPACE_CLASS) ||
                 (e == MS_ERR_COMMIT_FAILED && commit_fault) ||
-                (e == MS_ERR_RESERVE_FAILED && reserve_fault);
+                (e == MS_ERR_RESERVE_FAILED && reserve_fault) ||
+                (e == MS_ERR_OUT_OF_MEMORY && bookkeeping_fault);
       FUZZ_CHECK(ok, "allocation of %zu bytes in space %d refused with %s", bytes, space,
                  ms_error_name(e));
       stats_.refused++;
@@ -534,7 +548,7 @@ class Session {
     Loader* l = pick_loader();
     if (l == nullptr) return;
     stats_.bad_calls++;
-    uint8_t kind = in_.u8() % 6;
+    uint8_t kind = in_.u8() % 8;
     switch (kind) {
       case 0: {  // another loader's live block
         if (loaders_.size() < 2) return;
@@ -574,6 +588,22 @@ class Session {
         const Block& b = l->live[pick_block(*l)];
         expect_error(ms_deallocate(l->handle, b.p, 0), {MS_ERR_INVALID_ARGUMENT},
                      "free of 0 bytes");
+        break;
+      }
+      case 6: {  // a live block with a size near SIZE_MAX (rounding used to wrap it to 0 words)
+        if (l->live.empty()) return;
+        const Block& b = l->live[pick_block(*l)];
+        size_t size = SIZE_MAX - in_.u8() % 16;
+        expect_error(ms_deallocate(l->handle, b.p, size), {MS_ERR_NOT_OWNED},
+                     "free with a size near SIZE_MAX");
+        break;
+      }
+      case 7: {  // larger than a root chunk
+        if (l->live.empty()) return;
+        const Block& b = l->live[pick_block(*l)];
+        size_t size = settings_.root_chunk_bytes + 1 + in_.u16();
+        expect_error(ms_deallocate(l->handle, b.p, size), {MS_ERR_NOT_OWNED},
+                     "free larger than a root chunk");
         break;
       }
     }
@@ -640,7 +670,7 @@ class Session {
   }
 
   void op_inject_fault() {
-    int point = in_.u8() & 1;
+    int point = in_.u8() % os::kFaultPoints;
     uint64_t nth = 1 + in_.u8() % 8;
     os::inject_fault(static_cast<os::FaultPoint>(point), nth);
     armed_at_[point] = os::fault_point_calls(static_cast<os::FaultPoint>(point)) + nth;
@@ -656,6 +686,129 @@ class Session {
     ms_get_stats(ms_, &st);
     ms_set_gc_threshold(ms_, st.total.committed_bytes + settings_.commit_granule_bytes * (b - 1),
                         gc_callback, &gc_);
+  }
+
+  // Readable memory that is no loader, zero or not: the out-of-line calls check the magic word.
+  // (The inline ms_allocate reads the handle before any check; non-zero fakes go through
+  // ms_allocate_slow here.)
+  ms_loader_t* fake_handle(bool* zeros) {
+    alignas(64) static char zero_filled[4096];
+    alignas(64) static unsigned char filled[4096];
+    struct Lookalike {
+      char* begin;
+      char* end;
+      uint64_t count;
+      size_t fit;
+    };
+    alignas(64) static Lookalike lookalike[64];
+    alignas(64) static char target[4096];
+    uint8_t which = in_.u8();
+    *zeros = false;
+    switch (which % 4) {
+      case 0:
+        *zeros = true;
+        return reinterpret_cast<ms_loader_t*>(zero_filled);
+      case 1:
+        std::memset(filled, which | 1, sizeof(filled));
+        return reinterpret_cast<ms_loader_t*>(filled);
+      case 2:
+        for (Lookalike& b : lookalike) b = {target, target + sizeof(target), 0, 0};
+        return reinterpret_cast<ms_loader_t*>(lookalike);
+      default:
+        return reinterpret_cast<ms_loader_t*>(ms_);  // the metaspace is no loader either
+    }
+  }
+
+  void op_foreign_handle() {
+    stats_.bad_calls++;
+    bool zeros = false;
+    ms_loader_t* fake = fake_handle(&zeros);
+    std::vector<unsigned char> before(reinterpret_cast<unsigned char*>(fake),
+                                      reinterpret_cast<unsigned char*>(fake) + 128);
+    int x = 0;
+    ms_loader_stats_t ls;
+    switch (in_.u8() % 5) {
+      case 0:
+        FUZZ_CHECK(ms_allocate_slow(fake, static_cast<ms_space_t>(in_.u8() & 1), 8 + in_.u8()) ==
+                           nullptr && ms_last_error() == MS_ERR_INVALID_ARGUMENT,
+                   "slow allocation from a non-loader");
+        break;
+      case 1:
+        expect_error(ms_deallocate(fake, &x, 8), {MS_ERR_INVALID_ARGUMENT},
+                     "free into a non-loader");
+        break;
+      case 2:
+        expect_error(ms_loader_destroy(fake), {MS_ERR_INVALID_ARGUMENT}, "destroy a non-loader");
+        break;
+      case 3:
+        expect_error(ms_loader_get_stats(fake, &ls), {MS_ERR_INVALID_ARGUMENT},
+                     "stats of a non-loader");
+        break;
+      case 4:
+        if (zeros) {
+          FUZZ_CHECK(ms_allocate(fake, MS_SPACE_NONCLASS, 16) == nullptr &&
+                         ms_last_error() == MS_ERR_INVALID_ARGUMENT,
+                     "allocation from a zero-filled non-loader");
+        }
+        break;
+    }
+    FUZZ_CHECK(std::memcmp(before.data(), fake, before.size()) == 0,
+               "a call through a non-loader handle wrote to it");
+  }
+
+  // ms_create with one setting at or just past a bound: refused with MS_ERR_INVALID_ARGUMENT
+  // (past) or created and working (at).
+  void op_settings_bound() {
+    ms_settings_t s;
+    ms_settings_init(&s);
+    s.root_chunk_bytes = 64 << 10;
+    s.node_bytes = 64 << 10;
+    s.class_space_bytes = 256 << 10;
+    uint8_t which = in_.u8();
+    bool past = (which & 0x80) != 0;
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    switch (which % 10) {
+      case 0: s.root_chunk_bytes = past ? 32 << 10 : 64 << 10; break;
+      case 1:
+        s.root_chunk_bytes = past ? 128u << 20 : 64u << 20;
+        s.node_bytes = s.class_space_bytes = s.root_chunk_bytes * 2;
+        break;
+      case 2: s.commit_granule_bytes = past ? page / 2 : page; break;
+      case 3: s.node_bytes = past ? (size_t{4} << 30) + (64 << 10) : size_t{4} << 30; break;
+      case 4: s.checked = past ? (which & 1 ? 2 : -1) : 1; break;
+      case 5:
+        s.commit_granule_bytes = 64 << 10;
+        s.class_space_bytes = past ? 64 << 10 : 128 << 10;
+        break;
+      case 6: s.class_alignment_bytes = past ? 2048 : 1024; break;
+      case 7: s.gc_min_free_percent = past ? 100 : 99; s.gc_max_free_percent = 100; break;
+      case 8: s.gc_max_free_percent = past ? 101 : 100; break;
+      case 9: s.class_space_bytes = past ? (size_t{4} << 30) + (64 << 10) : 4u << 20; break;
+    }
+    FaultWatch w = watch();
+    ms_metaspace_t* ms = ms_create(&s);
+    bool faulted = false;  // an armed fault may meet this metaspace instead of the session's
+    for (int p = 0; p < os::kFaultPoints; p++) faulted = fired(w, p) || faulted;
+    if (faulted) {
+      if (ms != nullptr) ms_destroy(ms);
+      return;
+    }
+    if (past) {
+      stats_.bad_calls++;
+      FUZZ_CHECK(ms == nullptr && ms_last_error() == MS_ERR_INVALID_ARGUMENT,
+                 "settings past bound %d accepted", which % 10);
+      return;
+    }
+    FUZZ_CHECK(ms != nullptr, "settings at bound %d refused: %s", which % 10,
+               ms_last_error_text());
+    ms_loader_t* l = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
+    bool served = l != nullptr && ms_allocate(l, MS_SPACE_NONCLASS, 64) != nullptr &&
+                  ms_allocate(l, MS_SPACE_CLASS, 64) != nullptr;
+    for (int p = 0; p < os::kFaultPoints; p++) faulted = fired(w, p) || faulted;
+    FUZZ_CHECK(served || faulted, "metaspace at bound %d cannot allocate: %s", which % 10,
+               ms_last_error_text());
+    FUZZ_CHECK(ms_verify(ms) == MS_OK, "metaspace at bound %d does not verify", which % 10);
+    ms_destroy(ms);
   }
 
   void op_bad_handles() {
@@ -717,6 +870,26 @@ class Session {
     }
   }
 
+  // Reports (text and JSON) and statistics between any two calls: they take the same locks as
+  // everything else and must not disturb the state.
+  void op_observe() {
+    static FILE* sink = std::fopen("/dev/null", "w");
+    ms_report_options_t o{};
+    o.per_loader = 1;
+    o.per_kind = 1;
+    o.free_lists = 1;
+    uint8_t how = in_.u8();
+    if (sink != nullptr) {
+      FUZZ_CHECK((how & 1 ? ms_write_report_json(ms_, sink, &o) : ms_print_report(ms_, sink, &o))
+                     == MS_OK, "report");
+    }
+    if (how & 2) ms_purge(ms_);
+    if (how & 4) {
+      ms_gc_done(ms_);
+    }
+    op_stats();
+  }
+
   void op_class_pointers() {
     Loader* l = pick_loader();
     if (l == nullptr || l->live.empty()) return;
@@ -745,7 +918,7 @@ class Session {
   std::map<uintptr_t, uintptr_t> spans_;  // live blocks (with their fences): start → end
   size_t model_used_ = 0;
   uint32_t pattern_ = 0;
-  uint64_t armed_at_[2] = {0, 0};
+  uint64_t armed_at_[os::kFaultPoints] = {};
 };
 
 }  // namespace

@@ -245,6 +245,107 @@ TEST(ApiSettings, EveryRuleIsChecked) {
   ms_destroy(ms);
 }
 
+// Settings that were accepted before (issue 13, finding 7): each is refused with a sentence
+// that names the field and the allowed range.
+TEST(ApiSettings, OutOfRangeValuesNameTheFieldAndRange) {
+  struct Case {
+    const char* what;
+    void (*change)(ms_settings_t*);
+    const char* names;  // expected in the error text
+    const char* range;
+  };
+  const Case cases[] = {
+      {"node 2^44", [](ms_settings_t* s) { s->node_bytes = size_t{1} << 44; }, "node size",
+       "at most"},
+      {"node 2^62", [](ms_settings_t* s) { s->node_bytes = size_t{1} << 62; }, "node size",
+       "at most"},
+      {"checked 2", [](ms_settings_t* s) { s->checked = 2; }, "checked", "0 (off) or 1 (on)"},
+      {"checked -1", [](ms_settings_t* s) { s->checked = -1; }, "checked", "0 (off) or 1 (on)"},
+      {"class space all guard",
+       [](ms_settings_t* s) {
+         s->root_chunk_bytes = 64 * KiB;
+         s->commit_granule_bytes = 64 * KiB;
+         s->class_space_bytes = 64 * KiB;
+         s->node_bytes = 64 * KiB;
+       },
+       "class space size", "larger than the commit granule"},
+      {"min free 100", [](ms_settings_t* s) { s->gc_min_free_percent = 100; }, "GC free ratios",
+       "0..99"},
+      {"max free below min",
+       [](ms_settings_t* s) {
+         s->gc_min_free_percent = 50;
+         s->gc_max_free_percent = 40;
+       },
+       "GC free ratios", "from the minimum to 100"},
+      {"max free 101", [](ms_settings_t* s) { s->gc_max_free_percent = 101; }, "GC free ratios",
+       "from the minimum to 100"},
+  };
+  for (const Case& c : cases) {
+    ms_settings_t s;
+    ms_settings_init(&s);
+    c.change(&s);
+    ms_metaspace_t* ms = ms_create(&s);
+    EXPECT_EQ(ms, nullptr) << c.what;
+    if (ms != nullptr) ms_destroy(ms);
+    EXPECT_EQ(ms_last_error(), MS_ERR_INVALID_ARGUMENT) << c.what;
+    EXPECT_NE(std::strstr(ms_last_error_text(), c.names), nullptr) << c.what << ": "
+                                                                   << ms_last_error_text();
+    EXPECT_NE(std::strstr(ms_last_error_text(), c.range), nullptr) << c.what << ": "
+                                                                   << ms_last_error_text();
+  }
+  // The bounds themselves are accepted and work.
+  ms_settings_t s;
+  ms_settings_init(&s);
+  s.node_bytes = size_t{4} << 30;
+  s.checked = 1;
+  s.root_chunk_bytes = 64 * KiB;
+  s.commit_granule_bytes = 64 * KiB;
+  s.class_space_bytes = 128 * KiB;  // guard granule + one usable
+  s.gc_min_free_percent = 99;
+  s.gc_max_free_percent = 100;
+  ms_metaspace_t* ms = ms_create(&s);
+  ASSERT_NE(ms, nullptr) << ms_last_error_text();
+  ms_loader_t* l = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
+  EXPECT_NE(ms_allocate(l, MS_SPACE_CLASS, 64), nullptr) << ms_last_error_text();
+  EXPECT_NE(ms_allocate(l, MS_SPACE_NONCLASS, 64), nullptr) << ms_last_error_text();
+  ASSERT_MS_OK(ms_verify(ms));
+  ms_destroy(ms);
+  // All three GC policy fields 0: a fixed threshold, accepted.
+  ms_settings_init(&s);
+  s.gc_min_free_percent = 0;
+  s.gc_max_free_percent = 0;
+  s.gc_min_expansion_bytes = 0;
+  ms = ms_create(&s);
+  ASSERT_NE(ms, nullptr) << ms_last_error_text();
+  ms_destroy(ms);
+}
+
+// Issue 13, finding 1: sizes from SIZE_MAX - 6 up rounded to 0 words and filed a 0-word block
+// (UBSan: bin index out of bounds; the next allocation crashed). Larger than any block: not owned.
+TEST(ApiDeallocate, SizesNearSizeMaxAreNotOwned) {
+  for (int checked : {0, 1}) {
+    ms_settings_t s;
+    ms_settings_init(&s);
+    s.checked = checked;
+    ms_metaspace_t* ms = ms_create(&s);
+    ASSERT_NE(ms, nullptr);
+    ms_loader_t* l = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
+    char* p = static_cast<char*>(ms_allocate(l, MS_SPACE_NONCLASS, 64));
+    ASSERT_NE(p, nullptr);
+    for (size_t n : {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX - 6, SIZE_MAX - 7, SIZE_MAX / 2,
+                     size_t{4} * MiB + 1}) {
+      EXPECT_EQ(ms_deallocate(l, p, n), MS_ERR_NOT_OWNED) << "checked " << checked << ", " << n;
+      EXPECT_ERROR(MS_ERR_NOT_OWNED);
+      ASSERT_MS_OK(ms_verify(ms));
+    }
+    // Nothing was filed: the block is still live and the loader goes on.
+    for (int i = 0; i < 4; i++) ASSERT_NE(ms_allocate(l, MS_SPACE_NONCLASS, 16), nullptr);
+    ASSERT_MS_OK(ms_deallocate(l, p, 64));
+    ASSERT_MS_OK(ms_verify(ms));
+    ms_destroy(ms);
+  }
+}
+
 TEST(ApiLimits, CapReachedThenRoomAgainAfterUnloading) {
   ms_settings_t s;
   ms_settings_init(&s);
@@ -304,10 +405,14 @@ void on_gc(ms_metaspace_t* ms, size_t committed, void* user) {
   calls->ms = ms;
 }
 
+// A fixed threshold (GC policy fields 0): one callback per crossing.
 TEST(ApiLimits, GcThresholdCallbackFiresOnceWhenCrossed) {
   GcCalls calls;
   ms_settings_t s;
   ms_settings_init(&s);
+  s.gc_min_free_percent = 0;
+  s.gc_max_free_percent = 0;
+  s.gc_min_expansion_bytes = 0;
   s.gc_threshold_bytes = 1 * MiB;
   s.gc_callback = on_gc;
   s.gc_callback_user = &calls;

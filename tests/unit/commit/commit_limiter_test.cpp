@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "commit/gc_threshold_policy.hpp"
+#include "common/error.hpp"
 #include "common/units.hpp"
 #include "support/layer_fixtures.hpp"
 #include "vspace/virtual_space_node.hpp"
@@ -98,6 +100,87 @@ TEST(CommitLimiter, ThresholdOfZeroNeverReports) {
   ASSERT_TRUE(limiter.try_charge(GiB));
   limiter.deliver_threshold_event(nullptr);
   EXPECT_EQ(events.calls, 0);
+}
+
+// Issue 13, finding 6: a charge the cap refuses is a threshold event too, even when it jumps
+// over threshold and cap in one step, and even after the crossing was reported already.
+TEST(CommitLimiter, CapRefusalIsReportedEveryTime) {
+  CommitLimiter limiter(4 * MiB);
+  Events events;
+  limiter.set_threshold(3 * MiB, record, &events);
+  ASSERT_TRUE(limiter.try_charge(2 * MiB));
+  EXPECT_FALSE(limiter.try_charge(2560 * KiB));  // 4.5 MiB: over threshold and cap at once
+  EXPECT_TRUE(limiter.deliver_threshold_event(nullptr));
+  EXPECT_EQ(events.calls, 1);
+  EXPECT_EQ(events.last_committed, 2 * MiB) << "nothing was charged";
+  ASSERT_TRUE(limiter.try_charge(2 * MiB));     // at the cap
+  limiter.deliver_threshold_event(nullptr);     // the crossing itself
+  int after_crossing = events.calls;
+  for (int i = 0; i < 5; i++) {
+    EXPECT_FALSE(limiter.try_charge(4 * KiB));
+    EXPECT_TRUE(limiter.deliver_threshold_event(nullptr)) << "refusal " << i;
+  }
+  EXPECT_EQ(events.calls, after_crossing + 5);
+}
+
+TEST(CommitLimiter, DeliveryKeepsTheCallersError) {
+  CommitLimiter limiter(MiB);
+  limiter.set_threshold(MiB / 2, [](ms_metaspace_t*, size_t, void*) {
+    ms_stats_t st;
+    (void)ms_get_stats(nullptr, &st);  // fails: records MS_ERR_INVALID_ARGUMENT
+  }, nullptr);
+  EXPECT_FALSE(limiter.try_charge(2 * MiB));
+  fail(MS_ERR_LIMIT, "the caller's reason");
+  EXPECT_TRUE(limiter.deliver_threshold_event(nullptr));
+  EXPECT_EQ(ms_last_error(), MS_ERR_LIMIT);
+  EXPECT_STREQ(ms_last_error_text(), "metaspace limit reached: the caller's reason");
+}
+
+// HotSpot's MinMetaspaceFreeRatio / MaxMetaspaceFreeRatio / MinMetaspaceExpansion.
+TEST(GcThresholdPolicy, MovesTheThresholdIntoTheBand) {
+  GcThresholdPolicy p{40, 70, 256 * KiB, 4 * KiB};
+  // Raised: 6 MiB committed, at least 40 % free → 10 MiB.
+  EXPECT_EQ(p.next_threshold(6 * MiB, 6 * MiB, 0), 10 * MiB);
+  // Lowered: 3 MiB committed, at most 70 % free → 10 MiB.
+  EXPECT_EQ(p.next_threshold(3 * MiB, 64 * MiB, 0), 10 * MiB);
+  // Inside the band: unchanged.
+  EXPECT_EQ(p.next_threshold(6 * MiB, 12 * MiB, 0), 12 * MiB);
+  // Tiny metaspace: at least the minimum expansion above committed (granule aligned).
+  EXPECT_EQ(p.next_threshold(100 * KiB, 100 * KiB, 0), 356 * KiB);
+  // Never above the cap.
+  EXPECT_EQ(p.next_threshold(6 * MiB, 6 * MiB, 8 * MiB), 8 * MiB);
+  // Idempotent: the runtime applying it from the callback and the library after it agree.
+  for (size_t c : {size_t{0}, 5 * KiB, 3 * MiB + 7, 100 * MiB}) {
+    for (size_t t : {size_t{4096}, 2 * MiB, 1 * GiB}) {
+      size_t once = p.next_threshold(c, t, 0);
+      EXPECT_EQ(p.next_threshold(c, once, 0), once) << c << " " << t;
+      EXPECT_GT(once, c);
+    }
+  }
+  // Saturates instead of wrapping.
+  EXPECT_GT(p.next_threshold(SIZE_MAX / 2, 0, 0), SIZE_MAX / 2);
+  // All zero: fixed.
+  GcThresholdPolicy fixed{0, 0, 0, 4 * KiB};
+  EXPECT_EQ(fixed.next_threshold(6 * MiB, 1 * MiB, 0), 1 * MiB);
+}
+
+TEST(CommitLimiter, AfterTheCallbackTheThresholdMovesAndRearms) {
+  CommitLimiter limiter(0);
+  limiter.set_policy({40, 70, 256 * KiB, 4 * KiB});
+  Events events;
+  limiter.set_threshold(MiB, record, &events);
+  ASSERT_TRUE(limiter.try_charge(1200 * KiB));
+  EXPECT_TRUE(limiter.deliver_threshold_event(nullptr));
+  EXPECT_EQ(events.calls, 1);
+  EXPECT_EQ(limiter.threshold_bytes(), 2000 * KiB) << "1200 KiB / 0.6";
+  ASSERT_TRUE(limiter.try_charge(700 * KiB));  // 1.88 MiB: below
+  EXPECT_FALSE(limiter.deliver_threshold_event(nullptr));
+  ASSERT_TRUE(limiter.try_charge(200 * KiB));  // above 2 MiB: reported again
+  EXPECT_TRUE(limiter.deliver_threshold_event(nullptr));
+  EXPECT_EQ(events.calls, 2);
+  // The runtime unloaded most of it: gc_done lowers the threshold (at most 70 % free).
+  limiter.release(1900 * KiB);  // 200 KiB left
+  EXPECT_EQ(limiter.gc_done(), 668 * KiB) << "200 KiB / 0.3, rounded up to a granule";
 }
 
 // A node under a tiny cap: the commit stops at the cap with MS_ERR_LIMIT; what was committed

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/assert.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "common/verify.hpp"
@@ -29,6 +30,15 @@ Arena::~Arena() {
   // The arena's chunks are in use by construction; a refusal would mean corrupted lists, which
   // return_chunks leaves untouched and verify() reports. A destructor has no caller to tell.
   (void)chunks_manager_.return_chunks(chunks_);
+  chunks_manager_.bookkeeping().destroy(free_blocks_);
+}
+
+bool Arena::ensure_free_blocks() {
+  if (free_blocks_ != nullptr) return true;
+  free_blocks_ = chunks_manager_.bookkeeping().create<FreeBlocks>();
+  if (free_blocks_ == nullptr) return false;
+  free_blocks_->set_foreign_range(foreign_lo_, foreign_hi_);
+  return true;
 }
 
 char* Arena::top() const {
@@ -46,7 +56,7 @@ void Arena::park() {
 
 void Arena::publish() {
   if (!fast_path_ || chunks_ == nullptr) return;
-  __atomic_store_n(&window_->fit_max, free_blocks_.largest_bytes(), __ATOMIC_RELAXED);
+  __atomic_store_n(&window_->fit_max, largest_free_block(), __ATOMIC_RELAXED);
   __atomic_store_n(&window_->top, top_, __ATOMIC_RELAXED);
   __atomic_store_n(&window_->end, end_, __ATOMIC_RELAXED);
   parked_ = false;
@@ -57,7 +67,15 @@ void* Arena::allocate(size_t bytes) {
   slow_allocations_++;
   size_t n = align_up(bytes, kWordBytes);
   size_t total = checked_ ? n + Fence::kBytes : n;
-  char* p = free_blocks_.empty() ? nullptr : static_cast<char*>(allocate_from_free_blocks(total));
+  char* p = nullptr;
+  if (has_free_blocks()) {
+    // A split block's rest goes to the wastage arena, which must have room to file it.
+    if (!wastage_target().ensure_free_blocks()) {
+      publish();
+      return nullptr;
+    }
+    p = static_cast<char*>(allocate_from_free_blocks(total));
+  }
   if (p == nullptr) p = static_cast<char*>(allocate_from_chunks(total));
   if (p != nullptr) {
     if (checked_) install_fence(p, n);
@@ -70,7 +88,7 @@ void* Arena::allocate(size_t bytes) {
 void* Arena::allocate_from_free_blocks(size_t bytes) {
   size_t got = 0;
   BlockOrigin origin;
-  char* p = static_cast<char*>(free_blocks_.take(bytes, &got, &origin));
+  char* p = static_cast<char*>(free_blocks_->take(bytes, &got, &origin));
   if (p == nullptr) return nullptr;
   if (got > bytes) give_away(p + bytes, got - bytes, origin);
   return p;
@@ -80,13 +98,15 @@ void Arena::give_away(char* p, size_t bytes, BlockOrigin origin) {
   if (wastage_ != nullptr) {
     wastage_->add_wastage(p, bytes, origin);
   } else {
-    free_blocks_.add(p, bytes, origin);
+    MS_ASSERT(free_blocks_ != nullptr, "wastage before the free blocks were made");
+    free_blocks_->add(p, bytes, origin);
   }
 }
 
 void Arena::add_wastage(char* p, size_t bytes, BlockOrigin origin) {
   park();
-  free_blocks_.add(p, bytes, origin);
+  MS_ASSERT(free_blocks_ != nullptr, "wastage before the free blocks were made");
+  free_blocks_->add(p, bytes, origin);
   publish();
 }
 
@@ -94,6 +114,7 @@ void* Arena::allocate_from_chunks(size_t bytes) {
   // A large alignment rounds the block up; the gap behind it goes to the wastage arena, so the
   // next block starts aligned and the gap is not lost.
   size_t need = align_up(bytes, alignment_);
+  if (need > bytes && !wastage_target().ensure_free_blocks()) return nullptr;
   char* p = nullptr;
   Bump result = bump_current(need, &p);
   if (result == Bump::kFailed) return nullptr;
@@ -130,6 +151,11 @@ bool Arena::new_chunk(size_t bytes) {
   const ChunkGeometry& geometry = chunks_manager_.geometry();
   int fit = geometry.level_fitting(bytes);
   int preferred = std::min(policy_.level_at(chunk_count_), fit);
+  // The retired chunk's committed tail becomes a free block: room to file it first.
+  if (chunks_ != nullptr && chunks_->base + chunks_->committed_bytes > top_ &&
+      !wastage_target().ensure_free_blocks()) {
+    return false;
+  }
   Chunk* c = chunks_manager_.get_chunk(preferred, fit, bytes);
   if (c == nullptr) return false;
   if (chunks_ != nullptr) salvage(chunks_, top_);
@@ -156,7 +182,7 @@ void Arena::install_fence(char* block, size_t bytes) {
   f->prev = fences_;
   fences_ = f;
   fence_count_++;
-  if (free_blocks_.in_foreign_range(f)) foreign_fence_count_++;
+  if (foreign(f)) foreign_fence_count_++;
 }
 
 ms_error_t Arena::deallocate(void* p, size_t bytes) {
@@ -182,10 +208,14 @@ ms_error_t Arena::deallocate_parked(void* p, size_t bytes) {
                   (void*)this, p, n, (void*)f, (unsigned long long)f->live_canary(), n,
                   (unsigned long long)f->canary, static_cast<size_t>(f->block_bytes));
     }
+  }
+  if (!ensure_free_blocks()) return MS_ERR_OUT_OF_MEMORY;
+  if (checked_) {
+    Fence* f = reinterpret_cast<Fence*>(static_cast<char*>(p) + n);
     f->canary = f->freed_canary();
     std::memset(p, Fence::kZapFreed, n);
   }
-  free_blocks_.add(p, n);
+  free_blocks_->add(p, n);
   return MS_OK;
 }
 
@@ -238,14 +268,16 @@ bool Arena::handed_out(const void* p, size_t bytes) const {
 
 ArenaStats Arena::stats_locked() const {
   ArenaStats s;
-  s.free_blocks_bytes = free_blocks_.bytes();
-  s.free_blocks_count = free_blocks_.count();
   s.fence_bytes = fence_count_ * Fence::kBytes;
-  s.foreign_free_bytes = free_blocks_.foreign_bytes();
   s.foreign_fence_bytes = foreign_fence_count_ * Fence::kBytes;
-  for (int o = 0; o < kBlockOrigins; o++) {
-    for (int f = 0; f < 2; f++) {
-      s.free_bytes_by_origin[o][f] = free_blocks_.bytes_of(static_cast<BlockOrigin>(o), f == 1);
+  if (free_blocks_ != nullptr) {
+    s.free_blocks_bytes = free_blocks_->bytes();
+    s.free_blocks_count = free_blocks_->count();
+    s.foreign_free_bytes = free_blocks_->foreign_bytes();
+    for (int o = 0; o < kBlockOrigins; o++) {
+      for (int f = 0; f < 2; f++) {
+        s.free_bytes_by_origin[o][f] = free_blocks_->bytes_of(static_cast<BlockOrigin>(o), f == 1);
+      }
     }
   }
   for (const Chunk* c = chunks_; c != nullptr; c = c->next) {
@@ -259,7 +291,7 @@ ArenaStats Arena::stats_locked() const {
 }
 
 bool Arena::verify() const {
-  if (!free_blocks_.verify()) return false;
+  if (free_blocks_ != nullptr && !free_blocks_->verify()) return false;
   if (checked_ && check_fences() != MS_OK) return false;
   size_t n = 0;
   for (const Chunk* c = chunks_; c != nullptr; c = c->next) {
@@ -283,7 +315,7 @@ bool Arena::verify() const {
             (void*)e, (void*)c->base);
   MS_VERIFY(is_aligned(t, alignment_), "arena top %p not aligned to %zu", (void*)t, alignment_);
   MS_VERIFY(parked_ || __atomic_load_n(&window_->fit_max, __ATOMIC_RELAXED) ==
-                           free_blocks_.largest_bytes(),
+                           largest_free_block(),
             "fast path would bypass a free block that fits");
   return true;
 }

@@ -1,24 +1,25 @@
 // Layer 1½: pages for the library's own bookkeeping, from a range the library reserves itself.
 //
-// Chunk headers, commit masks, loader objects and free-block structures used to come from malloc:
-// uncounted, and never returned (1 M dead micro loaders left 1.44 GB in the process, 146 MB at
-// 100 k). Here they live in one reserved range per space, handed out page by page, so the
-// library can count them (they are part of `committed`) and give them back (madvise) when a page
-// holds nothing any more.
+// Chunk headers, loader objects and free-block structures used to come from malloc: uncounted,
+// and never returned (1 M dead micro loaders left 1.44 GB in the process, 146 MB at 100 k). Here
+// they live in one reserved range per space, handed out page by page, so the library can count
+// them (they are part of `committed`) and give them back (madvise) when a page holds nothing.
 //
-//   [free-page stack | pages ......................... | never used ]
-//   base_            first_page_                       next_page_    base_ + reserved
+//   [taken bitmap | pages ............................. | never used ]
+//   base_         first_page_                           next_page_    base_ + reserved
 //
-// A page is in one of four states: in use (owned by a slab or a large allocation), empty but
-// still committed (linked through its first word, reused first, uncommitted by purge() — or at
-// once with `return_at_once`), uncommitted and free (its index on the free-page stack, which lies
-// at the start of the range and is itself committed only as deep as it was ever filled), or never
-// used (beyond next_page_). Reuse order: committed empty pages first (no page fault), then the
-// free-page stack (last freed first, O(1)), then fresh pages.
+// A page below next_page_ is taken (its bit set: in use, or empty but still committed) or free
+// (bit clear: uncommitted). Empty committed pages are linked through their first word and reused
+// first (no page fault); purge() uncommits them — or free_pages() at once with `return_at_once`.
+// Otherwise the lowest free page is reused (a hint keeps the search short), so bookkeeping stays
+// packed at the bottom, and purge() lowers next_page_ over free pages at the top.
+//
+// The bitmap costs one bit per page and is committed only where bits are set: purge() gives back
+// its pages that became all zero. (A stack of free page indices cost 4 bytes per free page and
+// kept 1.2 MB after 1 M micro loaders died.)
 //
 // Access rights: the whole range is made read-write once, when reserved (MAP_NORESERVE: no
 // memory, no commit charge), so it stays one mapping and growing costs no kernel call.
-// Uncommitting keeps the pages read-write (os::uncommit without protect, i.e. madvise).
 //
 // Not thread-safe: the slab allocator above it holds its lock.
 #pragma once
@@ -27,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace metaspace {
 
@@ -56,11 +58,11 @@ class PageStore {
   // committed and empty, to be tried again by the next purge).
   void free_pages(char* p, size_t pages);
 
-  // Uncommits every empty committed page and the unused depth of the free-page stack.
+  // Uncommits every empty committed page and the bitmap pages that hold no set bit.
   // Returns the bytes given back.
   size_t purge();
 
-  // Pages in use or committed-empty, plus the committed part of the free-page stack.
+  // Pages in use or committed-empty, plus the committed pages of the bitmap.
   size_t committed_bytes() const { return committed_pages_ * page_bytes_; }
   size_t pages_in_use() const { return pages_in_use_; }
   size_t empty_committed_pages() const { return empty_count_; }
@@ -69,26 +71,33 @@ class PageStore {
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr size_t kBitsPerWord = 64;
 
   uint32_t index_of(const char* p) const {
     return static_cast<uint32_t>(static_cast<size_t>(p - base_) / page_bytes_);
   }
-  char* page(uint32_t index) const { return base_ + size_t{index} * page_bytes_; }
-  // Pages of the stack area holding entries [0, depth).
-  size_t stack_pages_for(size_t depth) const;
-  void push_free(uint32_t index);
+  char* page(size_t index) const { return base_ + index * page_bytes_; }
+  bool taken(size_t index) const {
+    return (bits_[index / kBitsPerWord] >> (index % kBitsPerWord)) & 1;
+  }
+  void set_taken(size_t index);
+  void clear_taken(size_t index);
   void push_empty(uint32_t index);
+  // Lowest free page in [hint_, next_page_), or kNone.
+  uint32_t find_free();
 
   const Options options_;
   size_t page_bytes_;
   char* base_ = nullptr;
-  size_t pages_ = 0;         // in the whole range
-  size_t first_page_ = 0;    // first page after the free-page stack area
-  size_t next_page_ = 0;     // first never-used page
+  size_t pages_ = 0;          // in the whole range
+  size_t first_page_ = 0;     // first page after the bitmap
+  size_t next_page_ = 0;      // first never-used page
+  size_t hint_ = 0;           // no free page below it
 
-  uint32_t* free_stack_ = nullptr;  // at base_
-  size_t free_count_ = 0;
-  size_t stack_committed_pages_ = 0;  // deepest the stack reached since the last purge, in pages
+  uint64_t* bits_ = nullptr;  // at base_
+  size_t bits_per_page_ = 0;
+  std::vector<uint8_t> bitmap_page_committed_;  // per bitmap page: written since last returned
+  size_t bitmap_committed_pages_ = 0;
 
   uint32_t empty_head_ = kNone;  // committed empty pages, linked through their first word
   size_t empty_count_ = 0;

@@ -71,9 +71,10 @@ ms_loader_t* micro_loader(ms_metaspace_t* ms) {
   return l;
 }
 
-size_t footprint(ms_metaspace_t* ms) {
+size_t footprint(ms_metaspace_t* ms, size_t* overhead = nullptr) {
   ms_stats_t st;
   ms_get_stats(ms, &st);
+  if (overhead != nullptr) *overhead = st.total.overhead_bytes;
   return st.total.committed_bytes;  // chunk memory + overhead (bookkeeping)
 }
 
@@ -111,14 +112,16 @@ int micro(size_t n, bool metaspace) {
   if (metaspace) ms_purge(ms);
   double survivors = static_cast<double>((n - dead) * live_per_loader());
   long after = rss_bytes() - start;
-  double fp_after = metaspace ? footprint(ms) / survivors : after / survivors;
+  size_t overhead = 0;
+  double fp_after = metaspace ? footprint(ms, &overhead) / survivors : after / survivors;
   std::printf("{\"mode\": \"micro\", \"allocator\": \"%s\", \"loaders\": %zu, "
               "\"live_per_loader\": %zu, \"rss_per_loader\": %.0f, "
               "\"rss_over_live\": %.3f, \"footprint_over_live\": %.3f, "
-              "\"rss_over_live_after_4of5\": %.3f, \"footprint_over_live_after_4of5\": %.3f}\n",
+              "\"rss_over_live_after_4of5\": %.3f, \"footprint_over_live_after_4of5\": %.3f, "
+              "\"overhead_over_live_after_4of5\": %.3f}\n",
               metaspace ? "metaspace" : METASPACE_BENCH_MALLOC, n, live_per_loader(),
               static_cast<double>(all_live) / static_cast<double>(n), all_live / live, fp_all_live,
-              after / survivors, fp_after);
+              after / survivors, fp_after, overhead / survivors);
   if (metaspace) ms_destroy(ms);
   return 0;
 }

@@ -16,6 +16,19 @@
 namespace metaspace {
 namespace {
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define METASPACE_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(METASPACE_TEST_ASAN)
+// ASan keeps freed heap blocks in its own quarantine (the metaspace object, the nodes' vectors):
+// measured 1.22 MiB above the start after ms_destroy.
+constexpr size_t kDestroySlack = 2 * MiB;
+#else
+constexpr size_t kDestroySlack = 1 * MiB;  // the target
+#endif
+
 ms_space_stats_t nonclass(ms_metaspace_t* ms) {
   ms_stats_t st;
   EXPECT_EQ(ms_get_stats(ms, &st), MS_OK);
@@ -127,7 +140,7 @@ TEST(Bookkeeping, HundredThousandMicroLoadersRoundTripLeavesNoResidentMemory) {
   EXPECT_LE(purged, start + 2 * MiB) << "live " << (live - start) << " bytes above the start";
   ms_destroy(ms);
   size_t destroyed = test::rss_bytes();
-  EXPECT_LE(destroyed, before_create + 1 * MiB) << "ms_destroy unmapped everything";
+  EXPECT_LE(destroyed, before_create + kDestroySlack) << "ms_destroy unmapped everything";
 }
 
 }  // namespace

@@ -39,6 +39,22 @@ for exe in bench_metaspace bench_mimalloc bench_jemalloc; do
 done
 [ "$ran" -eq 1 ] || { echo "bench.sh: no benchmark executable in $build/bench" >&2; exit 1; }
 
+# Footprint of micro loaders (issue 11): one process per allocator, then the 1 M round trip.
+# BENCH_MICRO_LOADERS (default 10000), BENCH_ROUNDTRIP_LOADERS (default 1000000).
+fp=$build/bench/bench_footprint
+if [ -x "$fp" ]; then
+  echo "== bench_footprint" >&2
+  n=${BENCH_MICRO_LOADERS:-10000}
+  {
+    "$fp" micro "$n" metaspace
+    "$fp" micro "$n" malloc
+    for exe in bench_footprint_mimalloc bench_footprint_jemalloc; do
+      [ -x "$build/bench/$exe" ] && "$build/bench/$exe" micro "$n" malloc
+    done
+    "$fp" roundtrip "${BENCH_ROUNDTRIP_LOADERS:-1000000}"
+  } >"$out/footprint.jsonl" || echo "bench.sh: bench_footprint failed" >&2
+fi
+
 # The lab's elasticity figures: the side-by-side tables and verdicts (--brief). Each run is bounded
 # so that `make bench` stays within minutes; a failure leaves its output (and the exit status) in
 # the file, which BENCHMARKS.md then shows.

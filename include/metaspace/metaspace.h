@@ -161,8 +161,9 @@ typedef struct ms_space_stats {
   size_t alignment_gap_bytes;     /*   gaps behind class blocks (class alignment > 8) */
   size_t free_blocks_count;
   size_t fence_bytes;             /* checked mode: the fence behind every block */
-  size_t overhead_bytes;          /* bookkeeping outside this memory: chunk headers, commit
-                                     masks, loader objects (live and recently dead) */
+  size_t overhead_bytes;          /* the library's own bookkeeping, part of committed_bytes:
+                                     loader objects (live and recently dead), chunk headers,
+                                     free-block structures */
   size_t chunks_in_use;
   size_t free_chunks;
   size_t nodes;

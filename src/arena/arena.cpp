@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/assert.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "common/verify.hpp"
@@ -30,6 +31,15 @@ Arena::~Arena() {
   // The arena's chunks are in use by construction; a refusal would mean corrupted lists, which
   // return_chunks leaves untouched and verify() reports. A destructor has no caller to tell.
   (void)chunks_manager_.return_chunks(chunks_);
+  chunks_manager_.bookkeeping().destroy(free_blocks_);
+}
+
+bool Arena::ensure_free_blocks() {
+  if (free_blocks_ != nullptr) return true;
+  free_blocks_ = chunks_manager_.bookkeeping().create<FreeBlocks>();
+  if (free_blocks_ == nullptr) return false;
+  free_blocks_->set_foreign_range(foreign_lo_, foreign_hi_);
+  return true;
 }
 
 char* Arena::top() const {
@@ -47,7 +57,7 @@ void Arena::park() {
 
 void Arena::publish() {
   if (!fast_path_ || chunks_ == nullptr) return;
-  __atomic_store_n(&window_->fit_max, free_blocks_.largest_bytes(), __ATOMIC_RELAXED);
+  __atomic_store_n(&window_->fit_max, largest_free_block(), __ATOMIC_RELAXED);
   __atomic_store_n(&window_->top, top_, __ATOMIC_RELAXED);
   __atomic_store_n(&window_->end, end_, __ATOMIC_RELAXED);
   parked_ = false;
@@ -58,7 +68,15 @@ void* Arena::allocate(size_t bytes) {
   slow_allocations_++;
   size_t n = align_up(bytes, kWordBytes);
   size_t total = checked_ ? n + Fence::kBytes : n;
-  char* p = free_blocks_.empty() ? nullptr : static_cast<char*>(allocate_from_free_blocks(total));
+  char* p = nullptr;
+  if (has_free_blocks()) {
+    // A split block's rest goes to the wastage arena, which must have room to file it.
+    if (!wastage_target().ensure_free_blocks()) {
+      publish();
+      return nullptr;
+    }
+    p = static_cast<char*>(allocate_from_free_blocks(total));
+  }
   if (p == nullptr) p = static_cast<char*>(allocate_from_chunks(total));
   if (p != nullptr) {
     if (checked_) install_fence(p, n, n - bytes);
@@ -71,7 +89,7 @@ void* Arena::allocate(size_t bytes) {
 void* Arena::allocate_from_free_blocks(size_t bytes) {
   size_t got = 0;
   BlockOrigin origin;
-  char* p = static_cast<char*>(free_blocks_.take(bytes, &got, &origin));
+  char* p = static_cast<char*>(free_blocks_->take(bytes, &got, &origin));
   if (p == nullptr) return nullptr;
   if (got > bytes) give_away(p + bytes, got - bytes, origin);
   return p;
@@ -81,13 +99,15 @@ void Arena::give_away(char* p, size_t bytes, BlockOrigin origin) {
   if (wastage_ != nullptr) {
     wastage_->add_wastage(p, bytes, origin);
   } else {
-    free_blocks_.add(p, bytes, origin);
+    MS_ASSERT(free_blocks_ != nullptr, "wastage before the free blocks were made");
+    free_blocks_->add(p, bytes, origin);
   }
 }
 
 void Arena::add_wastage(char* p, size_t bytes, BlockOrigin origin) {
   park();
-  free_blocks_.add(p, bytes, origin);
+  MS_ASSERT(free_blocks_ != nullptr, "wastage before the free blocks were made");
+  free_blocks_->add(p, bytes, origin);
   publish();
 }
 
@@ -95,6 +115,7 @@ void* Arena::allocate_from_chunks(size_t bytes) {
   // A large alignment rounds the block up; the gap behind it goes to the wastage arena, so the
   // next block starts aligned and the gap is not lost.
   size_t need = align_up(bytes, alignment_);
+  if (need > bytes && !wastage_target().ensure_free_blocks()) return nullptr;
   char* p = nullptr;
   Bump result = bump_current(need, &p);
   if (result == Bump::kFailed) return nullptr;
@@ -131,6 +152,11 @@ bool Arena::new_chunk(size_t bytes) {
   const ChunkGeometry& geometry = chunks_manager_.geometry();
   int fit = geometry.level_fitting(bytes);
   int preferred = std::min(policy_.level_at(chunk_count_), fit);
+  // The retired chunk's committed tail becomes a free block: room to file it first.
+  if (chunks_ != nullptr && chunks_->base + chunks_->committed_bytes > top_ &&
+      !wastage_target().ensure_free_blocks()) {
+    return false;
+  }
   Chunk* c = chunks_manager_.get_chunk(preferred, fit, bytes);
   if (c == nullptr) return false;
   if (chunks_ != nullptr) salvage(chunks_, top_);
@@ -158,7 +184,7 @@ void Arena::install_fence(char* block, size_t bytes, size_t slack) {
   f->prev = fences_;
   fences_ = f;
   fence_count_++;
-  if (free_blocks_.in_foreign_range(f)) foreign_fence_count_++;
+  if (foreign(f)) foreign_fence_count_++;
 }
 
 ms_error_t Arena::deallocate(void* p, size_t bytes) {
@@ -188,10 +214,14 @@ ms_error_t Arena::deallocate_parked(void* p, size_t bytes) {
       return fail(MS_ERR_OVERWRITE, "arena %p: block %p (%zu bytes) overrun into its %zu bytes "
                   "of rounding slack", (void*)this, p, n - f->slack_bytes(), f->slack_bytes());
     }
+  }
+  if (!ensure_free_blocks()) return MS_ERR_OUT_OF_MEMORY;
+  if (checked_) {
+    Fence* f = reinterpret_cast<Fence*>(static_cast<char*>(p) + n);
     f->canary = f->freed_canary();
     std::memset(p, Fence::kZapFreed, n);
   }
-  free_blocks_.add(p, n);
+  free_blocks_->add(p, n);
   return MS_OK;
 }
 
@@ -260,14 +290,16 @@ bool Arena::handed_out(const void* p, size_t bytes) const {
 
 ArenaStats Arena::stats_locked() const {
   ArenaStats s;
-  s.free_blocks_bytes = free_blocks_.bytes();
-  s.free_blocks_count = free_blocks_.count();
   s.fence_bytes = fence_count_ * Fence::kBytes;
-  s.foreign_free_bytes = free_blocks_.foreign_bytes();
   s.foreign_fence_bytes = foreign_fence_count_ * Fence::kBytes;
-  for (int o = 0; o < kBlockOrigins; o++) {
-    for (int f = 0; f < 2; f++) {
-      s.free_bytes_by_origin[o][f] = free_blocks_.bytes_of(static_cast<BlockOrigin>(o), f == 1);
+  if (free_blocks_ != nullptr) {
+    s.free_blocks_bytes = free_blocks_->bytes();
+    s.free_blocks_count = free_blocks_->count();
+    s.foreign_free_bytes = free_blocks_->foreign_bytes();
+    for (int o = 0; o < kBlockOrigins; o++) {
+      for (int f = 0; f < 2; f++) {
+        s.free_bytes_by_origin[o][f] = free_blocks_->bytes_of(static_cast<BlockOrigin>(o), f == 1);
+      }
     }
   }
   for (const Chunk* c = chunks_; c != nullptr; c = c->next) {
@@ -287,7 +319,7 @@ bool Arena::verify() const {
                        return static_cast<const Arena*>(arena)->handed_out(p, bytes);
                      },
                      this, handed_out_bytes() / kWordBytes + 1};
-  if (!free_blocks_.verify(bounds)) {
+  if (free_blocks_ != nullptr && !free_blocks_->verify(bounds)) {
     if (checked_) {
       std::string why = ms_last_error_text();
       size_t skip = why.find(": ") != std::string::npos ? why.find(": ") + 2 : 0;
@@ -319,7 +351,7 @@ bool Arena::verify() const {
             (void*)e, (void*)c->base);
   MS_VERIFY(is_aligned(t, alignment_), "arena top %p not aligned to %zu", (void*)t, alignment_);
   MS_VERIFY(parked_ || __atomic_load_n(&window_->fit_max, __ATOMIC_RELAXED) ==
-                           free_blocks_.largest_bytes(),
+                           largest_free_block(),
             "fast path would bypass a free block that fits");
   return true;
 }

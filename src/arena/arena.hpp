@@ -71,7 +71,13 @@ class Arena {
   // True if [p, p + bytes) lies within the part of one of this arena's chunks handed out so far.
   bool owns(const void* p, size_t bytes) const;
   size_t alignment() const { return alignment_; }
-  FreeBlocks& free_blocks() { return free_blocks_; }
+  // Free blocks inside [lo, hi) are counted apart (class space gaps given to a non-class arena).
+  void set_foreign_range(const char* lo, const char* hi) {
+    foreign_lo_ = lo;
+    foreign_hi_ = hi;
+  }
+  // Null until the arena first frees or salvages something.
+  const FreeBlocks* free_blocks() const { return free_blocks_; }
 
   // Caller holds the loader lock and the chunk manager's lock.
   ArenaStats stats_locked() const;
@@ -106,7 +112,20 @@ class Arena {
   char* top_ = nullptr;      // valid while parked
   char* end_ = nullptr;      // end of the current chunk's committed part, while parked
   bool parked_ = true;
-  FreeBlocks free_blocks_;
+  // The free-block structures (368 bytes) come from the space's bookkeeping on first need: most
+  // micro loaders never free anything, and paid for two of them each (1 224-byte loaders).
+  FreeBlocks* free_blocks_ = nullptr;
+  const char* foreign_lo_ = nullptr;
+  const char* foreign_hi_ = nullptr;
+  // Creates free_blocks_ if missing; false with MS_ERR_OUT_OF_MEMORY recorded.
+  bool ensure_free_blocks();
+  // The arena that receives this one's gaps and tails.
+  Arena& wastage_target() { return wastage_ != nullptr ? *wastage_ : *this; }
+  bool foreign(const void* p) const { return p >= foreign_lo_ && p < foreign_hi_; }
+  bool has_free_blocks() const { return free_blocks_ != nullptr && !free_blocks_->empty(); }
+  size_t largest_free_block() const {
+    return free_blocks_ == nullptr ? 0 : free_blocks_->largest_bytes();
+  }
   uint64_t slow_allocations_ = 0;
   Fence* fences_ = nullptr;  // newest first
   size_t fence_count_ = 0;

@@ -1,33 +1,54 @@
 #include "chunks/chunk_header_pool.hpp"
 
+#include "common/units.hpp"
 #include "common/verify.hpp"
 
 namespace metaspace {
 
-Chunk* ChunkHeaderPool::allocate() {
-  Chunk* c;
-  if (free_ != nullptr) {
-    c = free_;
+ChunkHeaderPool::ChunkHeaderPool()
+    : own_slabs_(std::make_unique<SlabAllocator>(
+          SlabAllocator::Options{.reserve_bytes = 256 * MiB, .return_at_once = false})),
+      slabs_(own_slabs_.get()) {}
+
+ChunkHeaderPool::~ChunkHeaderPool() {
+  while (free_ != nullptr) {
+    Chunk* c = free_;
     free_ = c->next;
-    free_count_--;
-  } else {
-    if (slab_used_ == kSlabHeaders) {
-      slabs_.push_back(std::make_unique<Chunk[]>(kSlabHeaders));
-      slab_used_ = 0;
-    }
-    c = &slabs_.back()[slab_used_++];
+    slabs_->destroy(c);
   }
+}
+
+bool ChunkHeaderPool::reserve(size_t headers) {
+  while (free_count_ < headers) {
+    Chunk* c = slabs_->create<Chunk>();
+    if (c == nullptr) return false;
+    c->next = free_;
+    free_ = c;
+    free_count_++;
+  }
+  return true;
+}
+
+Chunk* ChunkHeaderPool::allocate() {
+  if (free_ == nullptr && !reserve(1)) return nullptr;
+  Chunk* c = free_;
+  free_ = c->next;
+  free_count_--;
   *c = Chunk{};
   in_use_++;
   return c;
 }
 
 void ChunkHeaderPool::release(Chunk* c) {
+  in_use_--;
+  if (free_count_ >= kKeep) {
+    slabs_->destroy(c);
+    return;
+  }
   *c = Chunk{};
   c->next = free_;
   free_ = c;
   free_count_++;
-  in_use_--;
 }
 
 bool ChunkHeaderPool::verify() const {
@@ -35,12 +56,9 @@ bool ChunkHeaderPool::verify() const {
   for (Chunk* c = free_; c != nullptr; c = c->next) {
     MS_VERIFY(c->state == Chunk::State::kUnused, "pooled header %p is still marked in use",
               (void*)c);
-    n++;
+    MS_VERIFY(++n <= free_count_, "pooled header list longer than %zu", free_count_);
   }
   MS_VERIFY(n == free_count_, "%zu pooled headers, counted %zu", free_count_, n);
-  size_t handed_out = slabs_.empty() ? 0 : (slabs_.size() - 1) * kSlabHeaders + slab_used_;
-  MS_VERIFY(handed_out == in_use_ + free_count_, "%zu headers handed out, %zu in use + %zu free",
-            handed_out, in_use_, free_count_);
   return true;
 }
 

@@ -9,8 +9,13 @@
 namespace metaspace {
 
 ChunkManager::ChunkManager(VirtualSpaceList& vslist, const ChunkGeometry& geometry,
-                           ReclaimPolicy policy)
-    : vslist_(vslist), geometry_(geometry), policy_(policy), free_lists_(geometry.levels()) {}
+                           ReclaimPolicy policy, SlabAllocator& bookkeeping)
+    : vslist_(vslist),
+      geometry_(geometry),
+      policy_(policy),
+      bookkeeping_(bookkeeping),
+      pool_(bookkeeping),
+      free_lists_(geometry.levels()) {}
 
 ChunkManager::~ChunkManager() = default;
 
@@ -22,6 +27,8 @@ Chunk* ChunkManager::get_chunk(int preferred_level, int max_level, size_t min_co
     return nullptr;
   }
   std::lock_guard<std::mutex> guard(lock_);
+  // Headers for a new root chunk and a split down to any level, promised before anything changes.
+  if (!pool_.reserve(static_cast<size_t>(geometry_.levels()) + 1)) return nullptr;
   Chunk* c = take_free_chunk_locked(preferred_level, max_level, min_committed_bytes);
   if (c == nullptr) c = new_root_chunk_locked();
   if (c == nullptr) return nullptr;

@@ -16,6 +16,7 @@
 #include "chunks/chunk_level.hpp"
 #include "chunks/free_chunk_lists.hpp"
 #include "chunks/reclaim_policy.hpp"
+#include "slab/slab_allocator.hpp"
 #include "vspace/virtual_space_list.hpp"
 
 namespace metaspace {
@@ -28,7 +29,9 @@ struct FreeChunkLevelStats {
 
 class ChunkManager {
  public:
-  ChunkManager(VirtualSpaceList& vslist, const ChunkGeometry& geometry, ReclaimPolicy policy);
+  // Chunk headers come from `bookkeeping` (the space's own slabs).
+  ChunkManager(VirtualSpaceList& vslist, const ChunkGeometry& geometry, ReclaimPolicy policy,
+               SlabAllocator& bookkeeping);
   ~ChunkManager();
   ChunkManager(const ChunkManager&) = delete;
   ChunkManager& operator=(const ChunkManager&) = delete;
@@ -54,13 +57,13 @@ class ChunkManager {
   const ReclaimPolicy& policy() const { return policy_; }
   size_t granule_bytes() const { return vslist_.geometry().granule_bytes; }
   VirtualSpaceList& vslist() { return vslist_; }
+  SlabAllocator& bookkeeping() { return bookkeeping_; }
 
   // For statistics and checks: committed bytes of a chunk according to the commit mask.
   size_t mask_committed_bytes(const Chunk* c) const;
   std::mutex& lock() const { return lock_; }
   // Caller holds lock().
   std::vector<FreeChunkLevelStats> free_chunk_stats_locked() const;
-  size_t header_pool_bytes_locked() const { return pool_.footprint_bytes(); }
   size_t chunks_in_use_locked() const { return pool_.in_use() - free_lists_.count(); }
 
   bool verify() const;
@@ -86,6 +89,7 @@ class ChunkManager {
   const ChunkGeometry geometry_;
   const ReclaimPolicy policy_;
   mutable std::mutex lock_;
+  SlabAllocator& bookkeeping_;
   ChunkHeaderPool pool_;
   FreeChunkLists free_lists_;
   std::vector<RootArea> areas_;

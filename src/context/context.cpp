@@ -6,7 +6,9 @@ Context::Context(ms_space_t space, const NodeGeometry& geometry, CommitLimiter& 
                  ReclaimPolicy policy, uintptr_t wish)
     : space_(space),
       vslist_(geometry, limiter, /*expandable=*/space == MS_SPACE_NONCLASS, wish),
-      chunks_(vslist_, ChunkGeometry(geometry.root_chunk_bytes), policy) {}
+      bookkeeping_({.reserve_bytes = kBookkeepingReserveBytes,
+                    .return_at_once = policy.uncommit_on_return}),
+      chunks_(vslist_, ChunkGeometry(geometry.root_chunk_bytes), policy, bookkeeping_) {}
 
 bool Context::contains(const void* p) const {
   return vslist_.node_containing(p) != nullptr;

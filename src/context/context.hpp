@@ -7,9 +7,16 @@
 #include <memory>
 
 #include "chunks/chunk_manager.hpp"
+#include "common/units.hpp"
+#include "slab/slab_allocator.hpp"
 #include "vspace/virtual_space_list.hpp"
 
 namespace metaspace {
+
+// Address space for a space's bookkeeping; only the pages in use cost memory. 1 M micro loaders
+// need about 1.5 GiB of it in the non-class space (loader objects, headers, free-block
+// structures).
+constexpr size_t kBookkeepingReserveBytes = 4 * GiB;
 
 class Context {
  public:
@@ -18,19 +25,26 @@ class Context {
   Context(ms_space_t space, const NodeGeometry& geometry, CommitLimiter& limiter,
           ReclaimPolicy policy, uintptr_t wish);
 
-  bool ok() const { return vslist_.ok(); }
+  bool ok() const { return bookkeeping_.ok() && vslist_.ok(); }
   ms_space_t space() const { return space_; }
   VirtualSpaceList& vslist() { return vslist_; }
   const VirtualSpaceList& vslist() const { return vslist_; }
+  // The space's own structures (chunk headers, commit masks, free-block structures; loader
+  // objects in the non-class space): part of its committed memory, the `overhead`.
+  SlabAllocator& bookkeeping() { return bookkeeping_; }
+  const SlabAllocator& bookkeeping() const { return bookkeeping_; }
   ChunkManager& chunks() { return chunks_; }
   const ChunkManager& chunks() const { return chunks_; }
 
   bool contains(const void* p) const;
-  bool verify() const { return chunks_.verify(); }
+  bool verify() const { return chunks_.verify() && bookkeeping_.verify(); }
 
  private:
   const ms_space_t space_;
+  // The space's own range first (a class space placed at a requested base must get it before
+  // the bookkeeping reservation can land there), then the bookkeeping.
   VirtualSpaceList vslist_;
+  SlabAllocator bookkeeping_;
   ChunkManager chunks_;
 };
 

@@ -12,7 +12,8 @@ std::unique_ptr<Metaspace> Metaspace::create(const ms_settings_t& requested) {
   ms_settings_t settings;
   if (complete_settings(requested, &settings) != MS_OK) return nullptr;
   std::unique_ptr<Metaspace> ms(new Metaspace(settings));
-  if (!ms->class_space_->ok()) return nullptr;  // the reservation left its error
+  // The reservations left their error.
+  if (!ms->class_space_->ok() || !ms->nonclass_->ok()) return nullptr;
   return ms;
 }
 
@@ -26,14 +27,19 @@ Metaspace::Metaspace(const ms_settings_t& settings)
                         settings.commit_granule_bytes, protect};
   NodeGeometry klass{settings.class_space_bytes, settings.root_chunk_bytes,
                      settings.commit_granule_bytes, protect};
-  nonclass_ = std::make_unique<Context>(MS_SPACE_NONCLASS, nonclass, limiter_, policy, 0);
   class_space_ = std::make_unique<ClassSpace>(klass, limiter_, policy, settings.class_space_base,
                                               settings.class_alignment_bytes);
   limiter_.set_policy({settings.gc_min_free_percent, settings.gc_max_free_percent,
                        settings.gc_min_expansion_bytes, settings.commit_granule_bytes});
+  // The class space first: it may ask for a base address, and no other reservation may take
+  // that range before it.
+  if (!class_space_->ok()) return;
+  nonclass_ = std::make_unique<Context>(MS_SPACE_NONCLASS, nonclass, limiter_, policy, 0);
   limiter_.set_threshold(settings.gc_threshold_bytes, settings.gc_callback,
                          settings.gc_callback_user);
 }
+
+void Metaspace::free_loader_object(LoaderMetaspace* l) { loader_slabs().destroy(l); }
 
 Metaspace::~Metaspace() {
   // Arenas first (they return chunks), then the spaces unmap everything.
@@ -41,8 +47,9 @@ Metaspace::~Metaspace() {
     LoaderMetaspace* l = live_;
     live_ = l->next_;
     l->close();
-    delete l;
+    free_loader_object(l);
   }
+  for (LoaderMetaspace* l : dead_) free_loader_object(l);
   dead_.clear();
   class_space_.reset();
   nonclass_.reset();
@@ -58,7 +65,8 @@ LoaderMetaspace* Metaspace::create_loader(ms_loader_kind_t kind, unsigned flags)
     return nullptr;
   }
   std::lock_guard<std::mutex> guard(registry_lock_);
-  auto* l = new LoaderMetaspace(*nonclass_, *class_space_, limiter_, handle());
+  auto* l = loader_slabs().create<LoaderMetaspace>(*nonclass_, *class_space_, limiter_, handle());
+  if (l == nullptr) return nullptr;  // MS_ERR_OUT_OF_MEMORY recorded
   l->open(kind, flags, settings_.checked != 0);
   l->prev_ = nullptr;
   l->next_ = live_;
@@ -78,14 +86,20 @@ ms_error_t Metaspace::destroy_loader(LoaderMetaspace* l) {
   live_count_--;
   live_by_kind_[l->kind()]--;
   ms_error_t result = l->close();
-  dead_.emplace_back(l);
-  if (dead_.size() > kQuarantine) dead_.pop_front();
+  dead_.push_back(l);
+  if (dead_.size() > kQuarantine) {
+    free_loader_object(dead_.front());
+    dead_.pop_front();
+  }
   return result;
 }
 
 void Metaspace::purge() {
   nonclass_->chunks().purge();
   class_space_->context().chunks().purge();
+  // After the chunk managers: removing nodes and merging chunks frees bookkeeping.
+  nonclass_->bookkeeping().purge();
+  class_space_->context().bookkeeping().purge();
 }
 
 namespace {
@@ -148,7 +162,9 @@ Snapshot Metaspace::snapshot() {
     const Context& c = *contexts[s];
     const ChunkManager& cm = c.chunks();
     sp.reserved_bytes = c.vslist().reserved_bytes();
-    sp.committed_bytes = c.vslist().committed_bytes();
+    // Bookkeeping is memory the space holds: part of committed, shown apart as overhead.
+    sp.overhead_bytes = c.bookkeeping().committed_bytes();
+    sp.committed_bytes = c.vslist().committed_bytes() + sp.overhead_bytes;
     sp.nodes = c.vslist().nodes().size();
     for (const auto& n : c.vslist().nodes()) sp.root_chunks += n->root_chunks_carved();
     std::vector<FreeChunkLevelStats> levels = cm.free_chunk_stats_locked();
@@ -158,11 +174,6 @@ Snapshot Metaspace::snapshot() {
       sp.free_chunks_by_level[l] = {levels[l].count, levels[l].bytes, levels[l].committed_bytes};
     }
     sp.chunks_in_use = cm.chunks_in_use_locked();
-    sp.overhead_bytes = cm.header_pool_bytes_locked() + c.vslist().bookkeeping_bytes();
-    // The loader objects themselves (one per loader, both arenas), charged to non-class.
-    if (s == MS_SPACE_NONCLASS) {
-      sp.overhead_bytes += (live_count_ + dead_.size()) * sizeof(LoaderMetaspace);
-    }
     t.commits += c.vslist().commit_calls();
     t.uncommits += c.vslist().uncommit_calls();
     add_space(t.total, sp);
@@ -192,12 +203,12 @@ ms_error_t Metaspace::verify() {
     for (int s = 0; s < 2; s++) {
       const ms_space_stats_t& sp = snap.totals.space[s];
       size_t accounted = sp.used_bytes + sp.free_in_chunks_bytes + sp.free_chunks_bytes +
-                         sp.free_blocks_bytes + sp.fence_bytes;
+                         sp.free_blocks_bytes + sp.fence_bytes + sp.overhead_bytes;
       MS_VERIFY(accounted == sp.committed_bytes,
                 "space %d: committed %zu != used %zu + free in chunks %zu + free chunks %zu + "
-                "free blocks %zu + fences %zu", s, sp.committed_bytes, sp.used_bytes,
-                sp.free_in_chunks_bytes, sp.free_chunks_bytes, sp.free_blocks_bytes,
-                sp.fence_bytes);
+                "free blocks %zu + fences %zu + overhead %zu", s, sp.committed_bytes,
+                sp.used_bytes, sp.free_in_chunks_bytes, sp.free_chunks_bytes,
+                sp.free_blocks_bytes, sp.fence_bytes, sp.overhead_bytes);
       MS_VERIFY(sp.free_blocks_bytes ==
                     sp.deallocated_bytes + sp.salvaged_bytes + sp.alignment_gap_bytes,
                 "space %d: free blocks %zu != deallocated %zu + salvaged %zu + gaps %zu", s,

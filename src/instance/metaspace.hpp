@@ -56,6 +56,10 @@ class Metaspace {
   // memory, while the objects of long-dead loaders do not pile up.
   static constexpr size_t kQuarantine = 1024;
 
+  // Loader objects live in the non-class space's bookkeeping (counted, returned when free).
+  SlabAllocator& loader_slabs() { return nonclass_->bookkeeping(); }
+  void free_loader_object(LoaderMetaspace* l);
+
   ms_settings_t settings_;
   CommitLimiter limiter_;
   std::unique_ptr<Context> nonclass_;
@@ -65,7 +69,7 @@ class Metaspace {
   LoaderMetaspace* live_ = nullptr;  // owned; doubly linked through prev_/next_
   size_t live_count_ = 0;
   size_t live_by_kind_[MS_LOADER_KIND_COUNT] = {};
-  std::deque<std::unique_ptr<LoaderMetaspace>> dead_;  // oldest first
+  std::deque<LoaderMetaspace*> dead_;  // owned; oldest first
 };
 
 }  // namespace metaspace

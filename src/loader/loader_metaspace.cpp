@@ -25,7 +25,7 @@ void LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags, bool checked) 
   size_t class_alignment = size_t{1} << class_space_.shift();
   nonclass_.emplace(nc, GrowthPolicy::for_loader(kind, MS_SPACE_NONCLASS, nc.geometry()),
                     kWordBytes, &bump[MS_SPACE_NONCLASS], fast, nullptr, checked);
-  nonclass_->free_blocks().set_foreign_range(
+  nonclass_->set_foreign_range(
       reinterpret_cast<const char*>(class_space_.base()),
       reinterpret_cast<const char*>(class_space_.base() + class_space_.bytes()));
   // With 8-byte class alignment nothing is lost to gaps and tails can stay in class space.

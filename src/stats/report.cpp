@@ -120,17 +120,18 @@ class TextReport {
                  totals_.loaders_by_kind[MS_LOADER_STANDARD],
                  totals_.loaders_by_kind[MS_LOADER_MICRO],
                  static_cast<unsigned long long>(allocations));
-    std::fprintf(out_, "  %-10s %12s %12s %12s %12s %12s\n", "", "reserved", "committed", "used",
-                 "free", "waste");
+    std::fprintf(out_, "  %-10s %12s %12s %12s %12s %12s %12s\n", "", "reserved", "committed",
+                 "used", "free", "waste", "overhead");
     for (int i = 0; i < 3; i++) {
       const ms_space_stats_t& s = space(i);
-      std::fprintf(out_, "  %-10s %12s %12s %12s %12s %12s\n", (std::string(kSpaceNames[i]) + ":").c_str(),
-                   sz(s.reserved_bytes).c_str(), sz(s.committed_bytes).c_str(),
-                   sz(s.used_bytes).c_str(), sz(free_bytes(s)).c_str(),
-                   sz(waste_bytes(s)).c_str());
+      std::fprintf(out_, "  %-10s %12s %12s %12s %12s %12s %12s\n",
+                   (std::string(kSpaceNames[i]) + ":").c_str(), sz(s.reserved_bytes).c_str(),
+                   sz(s.committed_bytes).c_str(), sz(s.used_bytes).c_str(),
+                   sz(free_bytes(s)).c_str(), sz(waste_bytes(s)).c_str(),
+                   sz(s.overhead_bytes).c_str());
     }
-    std::fprintf(out_, "  (committed = used + free + waste; free: ready for any request; "
-                       "waste: see below)\n\n");
+    std::fprintf(out_, "  (committed = used + free + waste + overhead; free: ready for any "
+                       "request; waste: see below; overhead: the library's own bookkeeping)\n\n");
   }
 
   void virtual_space() {
@@ -196,9 +197,9 @@ class TextReport {
       const ms_space_stats_t& s = space(i);
       std::fprintf(out_, " %22s", share(s.committed_bytes - s.used_bytes, s.committed_bytes).c_str());
     }
-    std::fprintf(out_, "\n  %-26s", "internal overhead:");
-    for (int i = 0; i < 3; i++) std::fprintf(out_, " %22s", sz(space(i).overhead_bytes).c_str());
-    std::fprintf(out_, "\n  (internal overhead: chunk headers and node bookkeeping, outside "
+    std::fprintf(out_, "\n");
+    waste_row("overhead (bookkeeping):", &ms_space_stats_t::overhead_bytes);
+    std::fprintf(out_, "  (overhead: loader objects, chunk headers, free-block structures, in "
                        "committed)\n\n");
   }
 

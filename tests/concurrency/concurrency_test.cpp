@@ -143,7 +143,7 @@ void observe(ms_metaspace_t* ms, const std::atomic<bool>& stop, Failures& failur
     if (ms_get_stats(ms, &st) != MS_OK) failures.add(ms_last_error_text());
     for (const ms_space_stats_t& s : st.space) {
       size_t accounted = s.used_bytes + s.free_in_chunks_bytes + s.free_chunks_bytes +
-                         s.free_blocks_bytes + s.fence_bytes;
+                         s.free_blocks_bytes + s.fence_bytes + s.overhead_bytes;
       if (accounted != s.committed_bytes) failures.add("snapshot does not add up");
     }
     if (ms_verify(ms) != MS_OK) failures.add(std::string("verify: ") + ms_last_error_text());

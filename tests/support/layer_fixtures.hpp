@@ -60,11 +60,14 @@ struct SpaceConfig {
 // private to the space, so its count must always equal the space's committed bytes.
 struct Space {
   explicit Space(const SpaceConfig& config)
-      : limiter(config.cap_bytes),
+      : bookkeeping({.reserve_bytes = 256 * MiB,
+                     .return_at_once = ReclaimPolicy::of(config.reclaim).uncommit_on_return}),
+        limiter(config.cap_bytes),
         vslist({config.node_bytes, config.root_chunk_bytes, config.granule_bytes,
                 config.protect_uncommitted},
                limiter, config.expandable, 0),
-        chunks(vslist, ChunkGeometry(config.root_chunk_bytes), ReclaimPolicy::of(config.reclaim)) {}
+        chunks(vslist, ChunkGeometry(config.root_chunk_bytes), ReclaimPolicy::of(config.reclaim),
+               bookkeeping) {}
 
   // Checks everything a step may have broken; use as EXPECT_TRUE(space.consistent()).
   ::testing::AssertionResult consistent() const {
@@ -97,6 +100,7 @@ struct Space {
     return n;
   }
 
+  SlabAllocator bookkeeping;  // chunk headers
   CommitLimiter limiter;
   VirtualSpaceList vslist;
   ChunkManager chunks;

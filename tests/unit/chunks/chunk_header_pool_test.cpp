@@ -1,7 +1,9 @@
-// Chunk headers come from slabs and are recycled, never freed one by one.
+// Chunk headers come from the bookkeeping slabs; a few released ones are kept for splits.
 #include "chunks/chunk_header_pool.hpp"
 
 #include <gtest/gtest.h>
+
+#include "os/fault_injection.hpp"
 #include <metaspace/metaspace.h>
 
 #include <set>
@@ -32,19 +34,37 @@ TEST(ChunkHeaderPool, ReusesReleasedHeadersFreshlyReset) {
   EXPECT_TRUE(pool.verify()) << ms_last_error_text();
 }
 
-TEST(ChunkHeaderPool, GrowsBySlabsWithoutMovingHeaders) {
-  ChunkHeaderPool pool;
+TEST(ChunkHeaderPool, KeepsAFewReleasedHeadersAndReturnsTheRestToTheSlabs) {
+  SlabAllocator slabs({.reserve_bytes = 64 << 20, .return_at_once = false});
+  ChunkHeaderPool pool(slabs);
   std::vector<Chunk*> headers;
   for (int i = 0; i < 600; i++) headers.push_back(pool.allocate());
   EXPECT_EQ(std::set<Chunk*>(headers.begin(), headers.end()).size(), 600u);
   EXPECT_EQ(pool.in_use(), 600u);
-  size_t capacity = pool.capacity();
-  EXPECT_GE(capacity, 600u);
-  EXPECT_EQ(pool.footprint_bytes(), capacity * sizeof(Chunk));
+  EXPECT_EQ(slabs.live_allocations(), 600u);
+  size_t committed = slabs.committed_bytes();
+  EXPECT_GE(committed, 600 * sizeof(Chunk));
   for (Chunk* c : headers) pool.release(c);
   EXPECT_EQ(pool.in_use(), 0u);
-  for (int i = 0; i < 600; i++) pool.allocate();
-  EXPECT_EQ(pool.capacity(), capacity) << "all 600 come from the recycled headers";
+  EXPECT_EQ(pool.pooled(), ChunkHeaderPool::kKeep);
+  EXPECT_EQ(slabs.live_allocations(), ChunkHeaderPool::kKeep) << "the rest went back";
+  EXPECT_GT(slabs.purge(), 0u);
+  EXPECT_LT(slabs.committed_bytes(), committed);
+  EXPECT_TRUE(pool.verify()) << ms_last_error_text();
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+}
+
+TEST(ChunkHeaderPool, ReservedHeadersSurviveABookkeepingFailure) {
+  SlabAllocator slabs({.reserve_bytes = 64 << 20, .return_at_once = false});
+  ChunkHeaderPool pool(slabs);
+  ASSERT_TRUE(pool.reserve(17));
+  os::inject_fault(os::FaultPoint::kBookkeeping, 1);
+  for (int i = 0; i < 17; i++) EXPECT_NE(pool.allocate(), nullptr) << "reserved, must not fail";
+  EXPECT_EQ(pool.allocate(), nullptr) << "the 18th needs the slabs, which refuse";
+  EXPECT_EQ(ms_last_error(), MS_ERR_OUT_OF_MEMORY);
+  os::inject_fault(os::FaultPoint::kBookkeeping, 0);
+  EXPECT_EQ(pool.in_use(), 17u);
+  EXPECT_NE(pool.allocate(), nullptr);
   EXPECT_TRUE(pool.verify()) << ms_last_error_text();
 }
 

@@ -38,7 +38,21 @@ class RandomWorkload {
     }
   }
 
-  // A new loader of a random kind, with a few classes loaded.
+  // One step, then ms_verify and the accounting identity with the bookkeeping included:
+  // committed = used + free in chunks + free chunks + free blocks + fences + overhead.
+  void step_checked() {
+    step();
+    ASSERT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
+    ms_stats_t st;
+    ASSERT_EQ(ms_get_stats(ms_, &st), MS_OK);
+    for (const ms_space_stats_t* sp : {&st.space[0], &st.space[1], &st.total}) {
+      EXPECT_EQ(sp->committed_bytes, sp->used_bytes + sp->free_in_chunks_bytes +
+                                         sp->free_chunks_bytes + sp->free_blocks_bytes +
+                                         sp->fence_bytes + sp->overhead_bytes);
+    }
+    EXPECT_GT(st.space[MS_SPACE_NONCLASS].overhead_bytes, 0u) << "loader objects are counted";
+  }
+
   // A new loader of a random kind, with a few classes loaded.
   void create() {
     // Mostly standard loaders, many micro ones (reflection, lambdas), a boot loader rarely.

@@ -46,18 +46,20 @@ void check_space(const json& s, const std::string& name) {
   SCOPED_TRACE(name);
   EXPECT_EQ(u(s, "used_bytes") + u(s, "free_in_chunks_bytes") + u(s, "free_chunks_bytes") +
                 u(s, "deallocated_bytes") + u(s, "salvaged_bytes") +
-                u(s, "alignment_gap_bytes") + u(s, "fence_bytes"),
+                u(s, "alignment_gap_bytes") + u(s, "fence_bytes") + u(s, "overhead_bytes"),
             u(s, "committed_bytes"));
   EXPECT_EQ(u(s, "free_blocks_bytes"),
             u(s, "deallocated_bytes") + u(s, "salvaged_bytes") + u(s, "alignment_gap_bytes"));
   EXPECT_EQ(u(s, "free_bytes"), u(s, "free_in_chunks_bytes") + u(s, "free_chunks_bytes"));
   EXPECT_EQ(u(s, "waste_bytes"), u(s, "free_blocks_bytes") + u(s, "fence_bytes"));
-  EXPECT_EQ(u(s, "used_bytes") + u(s, "free_bytes") + u(s, "waste_bytes"),
+  EXPECT_EQ(u(s, "used_bytes") + u(s, "free_bytes") + u(s, "waste_bytes") +
+                u(s, "overhead_bytes"),
             u(s, "committed_bytes"));
   // Nothing may have wrapped around: every part is at most the whole.
   EXPECT_LE(u(s, "used_bytes"), u(s, "committed_bytes"));
   EXPECT_LE(u(s, "waste_bytes"), u(s, "committed_bytes"));
-  EXPECT_LE(u(s, "committed_bytes"), u(s, "reserved_bytes"));
+  // Bookkeeping lies in its own reservation, not in reserved_bytes.
+  EXPECT_LE(u(s, "committed_bytes") - u(s, "overhead_bytes"), u(s, "reserved_bytes"));
   uint64_t count = 0, committed = 0;
   for (const json& level : s.at("free_chunks_by_level")) {
     count += u(level, "count");
@@ -155,7 +157,7 @@ TEST_P(ReportAddsUp, AfterRandomWorkload) {
   {
     RandomWorkload w(ms, 1000 + static_cast<unsigned>(reclaim) * 10 + (alignment > 8) * 2 + checked);
     for (int round = 0; round < 8; round++) {
-      for (int i = 0; i < 40; i++) w.step();
+      for (int i = 0; i < 40; i++) w.step_checked();
       ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
       check_report(report_json(ms, &options), ms, w);
       if (HasFailure()) break;
@@ -168,7 +170,12 @@ TEST_P(ReportAddsUp, AfterRandomWorkload) {
   EXPECT_EQ(u(total, "used_bytes"), 0u);
   EXPECT_EQ(u(total, "waste_bytes"), 0u);
   EXPECT_EQ(u(total, "free_in_chunks_bytes"), 0u);
-  if (reclaim != MS_RECLAIM_NONE) EXPECT_EQ(u(total, "committed_bytes"), 0u);
+  // What stays committed is bookkeeping: the quarantined dead loaders' objects (at most 1 024 of
+  // 544 bytes) and a few spare chunk headers; the empty slab pages went back in the purge.
+  if (reclaim != MS_RECLAIM_NONE) {
+    EXPECT_EQ(u(total, "committed_bytes"), u(total, "overhead_bytes"));
+    EXPECT_LE(u(total, "overhead_bytes"), 1024u * 544 + 64 * 4096);
+  }
   EXPECT_TRUE(r.at("loaders").empty());
   ms_destroy(ms);
 }

@@ -59,7 +59,7 @@ TEST_F(ReportText, HasEverySection) {
        {"Usage per loader (", "Usage per loader kind:", "Total usage - ", "Virtual space:",
         "Chunk freelists:", "Waste (", "Settings:", "free in chunks in use:",
         "free chunks (committed):", "deallocated blocks:", "salvaged chunk tails:",
-        "class alignment gaps:", "fences (checked mode):", "internal overhead:",
+        "class alignment gaps:", "fences (checked mode):", "overhead (bookkeeping):",
         "reclaim policy:        balanced", "commit granule:", "root chunk:",
         "class alignment:       8 bytes (narrow pointer shift 3", "max committed:         unlimited",
         "GC threshold:", "checked mode:          off"}) {

@@ -1,0 +1,153 @@
+#include "slab/slab_allocator.hpp"
+
+#include "common/assert.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "common/verify.hpp"
+#include "os/fault_injection.hpp"
+
+namespace metaspace {
+
+// Steps of 16 bytes up to 256, then classes that divide a 4 KiB slab's 4 048 usable bytes with
+// little left over. 80 is the chunk header, 384 a free-block structure (368 bytes), 544 a loader
+// object (536 bytes).
+const uint32_t SlabAllocator::kClassBytes[kClasses] = {
+    16,  32,  48,  64,  80,  96,  112, 128, 144, 160,  176,  192,  208,
+    224, 240, 256, 320, 384, 448, 512, 544, 640, 768, 1008, 1344, 2016};
+
+SlabAllocator::SlabAllocator(const Options& options) : pages_(options) {}
+
+int SlabAllocator::class_of(size_t bytes) {
+  if (bytes <= 256) return static_cast<int>((bytes + 15) / 16) - 1;
+  for (int c = 16; c < kClasses; c++) {
+    if (bytes <= kClassBytes[c]) return c;
+  }
+  return -1;
+}
+
+void SlabAllocator::unlink(Slab* s) {
+  if (s->prev != nullptr) s->prev->next = s->next; else partial_[s->size_class] = s->next;
+  if (s->next != nullptr) s->next->prev = s->prev;
+  s->prev = s->next = nullptr;
+}
+
+void SlabAllocator::link(Slab* s) {
+  s->prev = nullptr;
+  s->next = partial_[s->size_class];
+  if (s->next != nullptr) s->next->prev = s;
+  partial_[s->size_class] = s;
+}
+
+void* SlabAllocator::allocate(size_t bytes) {
+  MS_ASSERT(bytes > 0, "bookkeeping allocation of 0 bytes");
+  if (os::fault_now(os::FaultPoint::kBookkeeping)) {
+    fail(MS_ERR_OUT_OF_MEMORY, "bookkeeping allocation of %zu bytes failed (injected)", bytes);
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> guard(lock_);
+  if (!pages_.ok()) {
+    fail(MS_ERR_OUT_OF_MEMORY, "no bookkeeping range");
+    return nullptr;
+  }
+  size_t page = pages_.page_bytes();
+  int c = class_of(bytes);
+  size_t slab_object_limit = (page - kSlabHeaderBytes) / 2;
+  void* result;
+  if (c < 0 || kClassBytes[c] > slab_object_limit) {
+    result = pages_.allocate_pages(align_up(bytes, page) / page);
+    if (result == nullptr) return nullptr;
+  } else {
+    Slab* s = partial_[c];
+    if (s == nullptr) {
+      char* p = pages_.allocate_page();
+      if (p == nullptr) return nullptr;
+      s = reinterpret_cast<Slab*>(p);
+      *s = Slab{nullptr, nullptr, nullptr, static_cast<uint32_t>(c), 0, 0,
+                static_cast<uint32_t>((page - kSlabHeaderBytes) / kClassBytes[c])};
+      link(s);
+      slabs_++;
+    }
+    if (s->free != nullptr) {
+      result = s->free;
+      s->free = *static_cast<void**>(result);
+    } else {
+      result = reinterpret_cast<char*>(s) + kSlabHeaderBytes + size_t{s->carved} * kClassBytes[c];
+      s->carved++;
+    }
+    s->used++;
+    if (s->used == s->capacity) unlink(s);
+  }
+  live_allocations_++;
+  allocated_bytes_ += bytes;
+  update_committed();
+  return result;
+}
+
+void SlabAllocator::free(void* p, size_t bytes) {
+  if (p == nullptr) return;
+  std::lock_guard<std::mutex> guard(lock_);
+  MS_ASSERT(pages_.contains(p), "%p (%zu bytes) is not bookkeeping memory", p, bytes);
+  size_t page = pages_.page_bytes();
+  int c = class_of(bytes);
+  live_allocations_--;
+  allocated_bytes_ -= bytes;
+  if (c < 0 || kClassBytes[c] > (page - kSlabHeaderBytes) / 2) {
+    pages_.free_pages(static_cast<char*>(p), align_up(bytes, page) / page);
+  } else {
+    Slab* s = slab_of(p);
+    MS_ASSERT(s->size_class == static_cast<uint32_t>(c) && s->used > 0,
+              "%p freed as %zu bytes into a slab of class %u", p, bytes, s->size_class);
+    bool was_full = s->used == s->capacity;
+    *static_cast<void**>(p) = s->free;
+    s->free = p;
+    s->used--;
+    if (s->used == 0) {
+      // An empty slab goes back: the store keeps it committed until purge (or uncommits it now
+      // under the aggressive policy), so a churn of one object does not fault a page each time.
+      if (!was_full) unlink(s);
+      slabs_--;
+      pages_.free_pages(reinterpret_cast<char*>(s), 1);
+    } else if (was_full) {
+      link(s);
+    }
+  }
+  update_committed();
+}
+
+size_t SlabAllocator::purge() {
+  std::lock_guard<std::mutex> guard(lock_);
+  size_t returned = pages_.purge();
+  update_committed();
+  return returned;
+}
+
+size_t SlabAllocator::allocated_bytes() const {
+  std::lock_guard<std::mutex> guard(lock_);
+  return allocated_bytes_;
+}
+
+size_t SlabAllocator::live_allocations() const {
+  std::lock_guard<std::mutex> guard(lock_);
+  return live_allocations_;
+}
+
+bool SlabAllocator::verify() const {
+  std::lock_guard<std::mutex> guard(lock_);
+  if (!pages_.verify()) return false;
+  for (int c = 0; c < kClasses; c++) {
+    for (const Slab* s = partial_[c]; s != nullptr; s = s->next) {
+      MS_VERIFY(s->size_class == static_cast<uint32_t>(c), "slab %p of class %u on list %d",
+                (const void*)s, s->size_class, c);
+      MS_VERIFY(s->used > 0 && s->used < s->capacity && s->carved <= s->capacity,
+                "partial slab %p: %u used, %u carved of %u", (const void*)s, s->used, s->carved,
+                s->capacity);
+      MS_VERIFY(s->next == nullptr || s->next->prev == s, "slab list broken at %p",
+                (const void*)s);
+    }
+  }
+  MS_VERIFY(committed_bytes() == pages_.committed_bytes(), "overhead %zu, pages say %zu",
+            committed_bytes(), pages_.committed_bytes());
+  return true;
+}
+
+}  // namespace metaspace

@@ -1,0 +1,102 @@
+// Layer 1½: the allocator of the library's own structures (chunk headers, commit masks, loader
+// objects, free-block structures), carved from pages of a PageStore.
+//
+// Small objects come from slabs: one page holds objects of one size class behind a 48-byte
+// header, with a free list through the freed objects. A slab whose last object is freed gives its
+// page back to the store at once (which uncommits it in purge(), or at once under the
+// aggressive policy). Objects larger than the largest class take whole pages.
+//
+// Every allocation goes through allocate(), which first asks the kBookkeeping fault point, so
+// tests can make any bookkeeping allocation fail; callers turn null into MS_ERR_OUT_OF_MEMORY
+// (already recorded) and leave their state unchanged.
+//
+// Thread-safe (one lock, a leaf: nothing is called with it held but the os layer).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <new>
+#include <utility>
+
+#include "slab/page_store.hpp"
+
+namespace metaspace {
+
+class SlabAllocator {
+ public:
+  using Options = PageStore::Options;
+
+  explicit SlabAllocator(const Options& options);
+  ~SlabAllocator() = default;  // the page store unmaps everything
+  SlabAllocator(const SlabAllocator&) = delete;
+  SlabAllocator& operator=(const SlabAllocator&) = delete;
+
+  // False if the range could not be reserved (the error is set).
+  bool ok() const { return pages_.ok(); }
+
+  // `bytes` > 0; 16-byte aligned memory, or null with MS_ERR_OUT_OF_MEMORY (or the kernel's
+  // refusal) recorded.
+  void* allocate(size_t bytes);
+  // `bytes` as passed to allocate().
+  void free(void* p, size_t bytes);
+
+  template <typename T, typename... Args>
+  T* create(Args&&... args) {
+    void* m = allocate(sizeof(T));
+    return m == nullptr ? nullptr : new (m) T(std::forward<Args>(args)...);
+  }
+  template <typename T>
+  void destroy(T* p) {
+    if (p == nullptr) return;
+    p->~T();
+    free(p, sizeof(T));
+  }
+
+  // Bytes of committed memory the bookkeeping holds (slabs, large objects, empty pages not yet
+  // returned): the `overhead` of the statistics. Lock-free read.
+  size_t committed_bytes() const { return committed_bytes_.load(std::memory_order_relaxed); }
+  // Bytes requested by live allocations (what a perfect allocator would hold).
+  size_t allocated_bytes() const;
+  size_t live_allocations() const;
+  // Returns empty pages to the OS; the bytes given back.
+  size_t purge();
+
+  bool verify() const;
+
+  static constexpr size_t kLargestSlabObject = 2016;
+
+ private:
+  struct Slab {
+    Slab* prev;
+    Slab* next;
+    void* free;          // freed objects, linked through their first word
+    uint32_t size_class;
+    uint32_t used;       // objects handed out
+    uint32_t carved;     // objects ever carved from the bump area
+    uint32_t capacity;
+  };
+  static constexpr size_t kSlabHeaderBytes = 48;
+  static_assert(sizeof(Slab) <= kSlabHeaderBytes);
+  static constexpr int kClasses = 26;
+  static const uint32_t kClassBytes[kClasses];
+
+  static int class_of(size_t bytes);
+  Slab* slab_of(void* p) const {
+    return reinterpret_cast<Slab*>(reinterpret_cast<uintptr_t>(p) & ~(pages_.page_bytes() - 1));
+  }
+  void unlink(Slab* s);
+  void link(Slab* s);
+  void update_committed() { committed_bytes_.store(pages_.committed_bytes(), std::memory_order_relaxed); }
+
+  mutable std::mutex lock_;
+  PageStore pages_;
+  Slab* partial_[kClasses] = {};  // slabs with a free object, per class
+  size_t slabs_ = 0;
+  size_t live_allocations_ = 0;
+  size_t allocated_bytes_ = 0;
+  std::atomic<size_t> committed_bytes_{0};
+};
+
+}  // namespace metaspace

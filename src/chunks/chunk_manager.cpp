@@ -74,6 +74,7 @@ Chunk* ChunkManager::new_root_chunk_locked() {
   c->level = 0;
   c->node = node;
   c->state = Chunk::State::kFree;
+  node->chunk_starts().set(base, c);
   areas_.push_back({node, c});
   return c;
 }
@@ -117,6 +118,7 @@ ms_error_t ChunkManager::return_chunks(Chunk* list) {
 }
 
 void ChunkManager::return_chunk_locked(Chunk* c) {
+  c->set_owner(nullptr);
   c->used_bytes = 0;
   c->state = Chunk::State::kFree;
   if (policy_.merge) c = RootChunkArea::merge(c, geometry_, pool_, free_lists_);

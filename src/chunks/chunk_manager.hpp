@@ -55,6 +55,15 @@ class ChunkManager {
   size_t granule_bytes() const { return vslist_.geometry().granule_bytes; }
   VirtualSpaceList& vslist() { return vslist_; }
 
+  // The chunk (free or in use) whose memory holds p, or null if p is not in this space or not in
+  // a carved area. O(1) for every chunk of every node, and without the lock: a caller that holds
+  // the chunk (its arena) gets a stable answer; for anyone else it is a hint to be checked
+  // against Chunk::owner_is (see ChunkStartTable).
+  Chunk* chunk_containing(const void* p) const {
+    VirtualSpaceNode* node = vslist_.node_containing(p);
+    return node == nullptr ? nullptr : node->chunk_starts().find(p);
+  }
+
   // For statistics and checks: committed bytes of a chunk according to the commit mask.
   size_t mask_committed_bytes(const Chunk* c) const;
   std::mutex& lock() const { return lock_; }

@@ -9,6 +9,8 @@
 
 namespace metaspace {
 
+static_assert(SpaceUsage::kOrigins == kBlockOrigins, "space counters need every block origin");
+
 Arena::Arena(ChunkManager& chunks, GrowthPolicy policy, size_t alignment, ms__bump* window,
              bool fast_path, Arena* wastage, bool checked)
     : chunks_manager_(chunks),
@@ -18,14 +20,22 @@ Arena::Arena(ChunkManager& chunks, GrowthPolicy policy, size_t alignment, ms__bu
       fast_path_(fast_path && !checked && alignment <= kWordBytes),
       wastage_(wastage),
       checked_(checked) {
-  if (wastage_ != nullptr) wastage_->donor_ = this;
+  if (wastage_ != nullptr) {
+    wastage_->donor_ = this;
+    wastage_->donor_usage_ = &chunks_manager_.usage();
+  }
   __atomic_store_n(&window_->top, nullptr, __ATOMIC_RELAXED);
   __atomic_store_n(&window_->end, nullptr, __ATOMIC_RELAXED);
 }
 
 Arena::~Arena() {
-  if (wastage_ != nullptr && wastage_->donor_ == this) wastage_->donor_ = nullptr;
   park();
+  // Out of the counters before the chunks go back, so that counted bytes always lie in chunks
+  // in use. The wastage arena's blocks in our chunks leave first: our class space counters are
+  // then never below what still lies there (the wastage arena dies right after us).
+  if (wastage_ != nullptr) wastage_->apply(Contribution{});
+  apply(Contribution{});
+  if (wastage_ != nullptr && wastage_->donor_ == this) wastage_->donor_ = nullptr;
   // The arena's chunks are in use by construction; a refusal would mean corrupted lists, which
   // return_chunks leaves untouched and verify() reports. A destructor has no caller to tell.
   (void)chunks_manager_.return_chunks(chunks_);
@@ -64,7 +74,69 @@ void* Arena::allocate(size_t bytes) {
     __atomic_fetch_add(&window_->allocs, 1, __ATOMIC_RELAXED);
   }
   publish();
+  fold_usage();
   return p;
+}
+
+Arena::Contribution Arena::contribution() const {
+  Contribution c;
+  c.consumed = retired_consumed_ + (chunks_ != nullptr ? static_cast<size_t>(top() - chunks_->base) : 0);
+  for (int o = 0; o < kBlockOrigins; o++) {
+    for (int f = 0; f < 2; f++) {
+      c.free_bytes[o][f] = free_blocks_.bytes_of(static_cast<BlockOrigin>(o), f == 1);
+    }
+  }
+  c.fence_bytes[1] = foreign_fence_count_ * Fence::kBytes;
+  c.fence_bytes[0] = fence_count_ * Fence::kBytes - c.fence_bytes[1];
+  c.free_count = free_blocks_.count();
+  return c;
+}
+
+SpaceUsage& Arena::foreign_usage() const {
+  // Only an arena that receives a donor's gaps holds blocks in the other space.
+  return donor_usage_ != nullptr ? *donor_usage_ : chunks_manager_.usage();
+}
+
+bool Arena::Contribution::operator==(const Contribution& o) const {
+  return std::memcmp(this, &o, sizeof o) == 0;
+}
+
+void Arena::apply(const Contribution& now) {
+  if (now == folded_) return;  // the common case of a statistics visit: no atomics at all
+  SpaceUsage& own = chunks_manager_.usage();
+  SpaceUsage& foreign = foreign_usage();
+  own.begin_update();
+  if (&foreign != &own) foreign.begin_update();
+  const Contribution& was = folded_;
+  // used = consumed - free blocks - fences, per space where the bytes lie, as one add each.
+  size_t own_used_was = was.consumed - was.free_bytes[0][0] - was.free_bytes[1][0] -
+                        was.free_bytes[2][0] - was.fence_bytes[0];
+  size_t own_used_now = now.consumed - now.free_bytes[0][0] - now.free_bytes[1][0] -
+                        now.free_bytes[2][0] - now.fence_bytes[0];
+  size_t foreign_was = was.free_bytes[0][1] + was.free_bytes[1][1] + was.free_bytes[2][1] +
+                       was.fence_bytes[1];
+  size_t foreign_now = now.free_bytes[0][1] + now.free_bytes[1][1] + now.free_bytes[2][1] +
+                       now.fence_bytes[1];
+  own.add(own.used_bytes, own_used_was, own_used_now);
+  // Blocks in the other space were counted as used there by the donor when it bumped them.
+  foreign.add(foreign.used_bytes, foreign_now, foreign_was);
+  for (int o = 0; o < kBlockOrigins; o++) {
+    own.add(own.free_block_bytes[o], was.free_bytes[o][0], now.free_bytes[o][0]);
+    foreign.add(foreign.free_block_bytes[o], was.free_bytes[o][1], now.free_bytes[o][1]);
+  }
+  own.add(own.fence_bytes, was.fence_bytes[0], now.fence_bytes[0]);
+  foreign.add(foreign.fence_bytes, was.fence_bytes[1], now.fence_bytes[1]);
+  own.add(own.free_block_count, was.free_count, now.free_count);
+  folded_ = now;
+  if (&foreign != &own) foreign.end_update();
+  own.end_update();
+}
+
+void Arena::fold_usage() {
+  apply(contribution());
+  // Gaps this arena gave away lie in its chunks and were just counted as used here; the wastage
+  // arena now takes them out again (after us, so the counter never dips below zero).
+  if (wastage_ != nullptr) wastage_->apply(wastage_->contribution());
 }
 
 void* Arena::allocate_from_free_blocks(size_t bytes) {
@@ -132,7 +204,10 @@ bool Arena::new_chunk(size_t bytes) {
   int preferred = std::min(policy_.level_at(chunk_count_), fit);
   Chunk* c = chunks_manager_.get_chunk(preferred, fit, bytes);
   if (c == nullptr) return false;
-  if (chunks_ != nullptr) salvage(chunks_, top_);
+  if (chunks_ != nullptr) {
+    salvage(chunks_, top_);
+    retired_consumed_ += chunks_->used_bytes;
+  }
   c->set_owner(this);
   c->next = chunks_;
   chunks_ = c;
@@ -164,6 +239,7 @@ ms_error_t Arena::deallocate(void* p, size_t bytes) {
   park();
   ms_error_t result = deallocate_parked(p, bytes);
   publish();
+  fold_usage();
   return result;
 }
 

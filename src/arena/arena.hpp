@@ -75,6 +75,9 @@ class Arena {
 
   // Caller holds the loader lock and the chunk manager's lock.
   ArenaStats stats_locked() const;
+  // Adds what changed since the last call to the space counters (SpaceUsage): called at the end
+  // of every slow-path call, and by statistics visiting the loader. Caller holds the loader lock.
+  void fold_usage();
   uint64_t slow_allocations() const { return slow_allocations_; }
   bool verify() const;
 
@@ -91,6 +94,18 @@ class Arena {
   void give_away(char* p, size_t bytes, BlockOrigin origin);
   void install_fence(char* block, size_t bytes);
   ms_error_t deallocate_parked(void* p, size_t bytes);
+  // This arena's contribution to the space counters.
+  struct Contribution {
+    size_t consumed = 0;  // bumped off this arena's chunks (all in its own space)
+    size_t free_bytes[kBlockOrigins][2] = {};  // [origin][lies in the other space]
+    size_t fence_bytes[2] = {};
+    size_t free_count = 0;
+    bool operator==(const Contribution& o) const;  // all fields are size_t: no padding
+  };
+  Contribution contribution() const;
+  void apply(const Contribution& now);
+  // The counters of the space foreign blocks lie in: the donor's (class) space.
+  SpaceUsage& foreign_usage() const;
 
   ChunkManager& chunks_manager_;
   const GrowthPolicy policy_;
@@ -113,6 +128,9 @@ class Arena {
   // The arena whose alignment gaps and tails this one receives (set by that arena): blocks this
   // arena hands out may lie in the donor's chunks, so checked-mode ownership looks there too.
   const Arena* donor_ = nullptr;
+  SpaceUsage* donor_usage_ = nullptr;  // stays set after the donor died: foreign blocks remain
+  size_t retired_consumed_ = 0;        // sum of used_bytes of the retired chunks
+  Contribution folded_;                // what the counters hold of this arena
   // owns(), or within the donor's handed-out memory.
   bool handed_out(const void* p, size_t bytes) const;
 };

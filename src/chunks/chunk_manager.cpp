@@ -10,7 +10,9 @@ namespace metaspace {
 
 ChunkManager::ChunkManager(VirtualSpaceList& vslist, const ChunkGeometry& geometry,
                            ReclaimPolicy policy)
-    : vslist_(vslist), geometry_(geometry), policy_(policy), free_lists_(geometry.levels()) {}
+    : vslist_(vslist), geometry_(geometry), policy_(policy), free_lists_(geometry.levels()) {
+  refresh_overhead_locked();  // nobody else can see the manager yet
+}
 
 ChunkManager::~ChunkManager() = default;
 
@@ -22,12 +24,15 @@ Chunk* ChunkManager::get_chunk(int preferred_level, int max_level, size_t min_co
     return nullptr;
   }
   std::lock_guard<std::mutex> guard(lock_);
+  size_t headers = pool_.capacity();
   Chunk* c = take_free_chunk_locked(preferred_level, max_level, min_committed_bytes);
+  bool carved = c == nullptr;
   if (c == nullptr) c = new_root_chunk_locked();
   if (c == nullptr) return nullptr;
   if (c->level < preferred_level) {
     RootChunkArea::split(c, preferred_level, pool_, free_lists_);
   }
+  if (carved || pool_.capacity() != headers) refresh_overhead_locked();
   c->state = Chunk::State::kInUse;
   c->used_bytes = 0;
   size_t want = policy_.commit_whole_chunks ? c->bytes : min_committed_bytes;
@@ -207,6 +212,12 @@ void ChunkManager::remove_empty_nodes_locked() {
                  areas_.end());
     vslist_.remove_node(node);
   }
+  refresh_overhead_locked();
+}
+
+void ChunkManager::refresh_overhead_locked() {
+  overhead_bytes_.store(pool_.footprint_bytes() + vslist_.bookkeeping_bytes(),
+                        std::memory_order_relaxed);
 }
 
 size_t ChunkManager::mask_committed_bytes(const Chunk* c) const {

@@ -16,6 +16,7 @@
 #include "chunks/chunk_level.hpp"
 #include "chunks/free_chunk_lists.hpp"
 #include "chunks/reclaim_policy.hpp"
+#include "chunks/space_usage.hpp"
 #include "vspace/virtual_space_list.hpp"
 
 namespace metaspace {
@@ -49,6 +50,13 @@ class ChunkManager {
   bool attempt_enlarge(Chunk* c);
   // Uncommits free chunks that span whole granules and unmaps nodes that became empty.
   void purge();
+
+  // What the arenas of this space hand out (kept by them; see SpaceUsage).
+  SpaceUsage& usage() { return usage_; }
+  const SpaceUsage& usage() const { return usage_; }
+  // Bytes of the bookkeeping of this space (chunk headers, node bookkeeping), as of the last
+  // change; lock-free.
+  size_t overhead_bytes() const { return overhead_bytes_.load(std::memory_order_relaxed); }
 
   const ChunkGeometry& geometry() const { return geometry_; }
   const ReclaimPolicy& policy() const { return policy_; }
@@ -90,6 +98,7 @@ class ChunkManager {
   // committed memory through a neighbour sharing its granule).
   void refresh_committed_locked(Chunk* c) const;
   void remove_empty_nodes_locked();
+  void refresh_overhead_locked();
 
   VirtualSpaceList& vslist_;
   const ChunkGeometry geometry_;
@@ -98,6 +107,8 @@ class ChunkManager {
   ChunkHeaderPool pool_;
   FreeChunkLists free_lists_;
   std::vector<RootArea> areas_;
+  SpaceUsage usage_;
+  std::atomic<size_t> overhead_bytes_{0};
 };
 
 }  // namespace metaspace

@@ -138,6 +138,12 @@ LoaderStats LoaderMetaspace::stats() {
   return stats_locked();
 }
 
+void LoaderMetaspace::fold_usage_locked() {
+  if (!alive_) return;
+  class_->fold_usage();  // also folds the non-class arena's share of class gaps, after it
+  nonclass_->fold_usage();
+}
+
 bool LoaderMetaspace::verify_locked() const {
   if (!alive_) return true;
   return nonclass_->verify() && class_->verify();

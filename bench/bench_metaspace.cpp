@@ -296,6 +296,19 @@ void bm_stats_micro(benchmark::State& state, size_t loaders) {
   state.counters["loaders"] = static_cast<double>(loaders);
 }
 
+// One ms_get_usage with `loaders` live micro loaders: counters only, so the figure must not move
+// with the loader count.
+void bm_usage_micro(benchmark::State& state, size_t loaders) {
+  micro_population(loaders);
+  for (auto _ : state) {
+    ms_usage_t u;
+    u.size = sizeof u;
+    ms_get_usage(Metaspace::ms, &u);
+    benchmark::DoNotOptimize(u);
+  }
+  state.counters["loaders"] = static_cast<double>(loaders);
+}
+
 // ms_purge with `loaders` live micro loaders and nothing to return: what purge costs by itself.
 void bm_purge_micro(benchmark::State& state, size_t loaders) {
   micro_population(loaders);
@@ -331,6 +344,8 @@ void register_scale_benchmarks() {
       ->UseManualTime()->Iterations(16)->Repetitions(1);
   for (size_t n : {size_t{10000}, size_t{1000000}}) {
     std::string loaders = std::to_string(n) + "_micro_loaders";
+    benchmark::RegisterBenchmark(("metaspace/usage/" + loaders).c_str(), bm_usage_micro, n)
+        ->Repetitions(1);
     benchmark::RegisterBenchmark(("metaspace/stats/" + loaders).c_str(), bm_stats_micro, n)
         ->Iterations(n > 10000 ? 3 : 100)->Repetitions(1)->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("metaspace/purge/" + loaders).c_str(), bm_purge_micro, n)

@@ -1,6 +1,8 @@
 #include "chunks/chunk_manager.hpp"
 
 #include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "chunks/root_chunk_area.hpp"
 #include "common/error.hpp"
@@ -174,6 +176,11 @@ bool ChunkManager::attempt_enlarge(Chunk* c) {
   return RootChunkArea::enlarge(c, geometry_, pool_, free_lists_);
 }
 
+// Where purge's time goes (measured, 1 M micro loaders, issue 11): with all of them alive and
+// nothing to return, 18 µs; after they all died, 295 ms CPU of which more than 99 % is the
+// kernel freeing 1.95 GiB of pages in madvise, the library's part (this walk, the mask) under
+// 1 %. So purge costs what it returns, plus a walk over the free chunks of granule size and
+// above, which does not depend on the number of loaders.
 void ChunkManager::purge() {
   if (!policy_.uncommit_in_purge) return;
   std::lock_guard<std::mutex> guard(lock_);
@@ -194,24 +201,25 @@ void ChunkManager::purge() {
 
 void ChunkManager::remove_empty_nodes_locked() {
   if (!vslist_.expandable()) return;
-  std::vector<VirtualSpaceNode*> nodes;
-  for (const auto& n : vslist_.nodes()) nodes.push_back(n.get());
-  for (VirtualSpaceNode* node : nodes) {
-    size_t free_roots = 0;
-    for (const RootArea& a : areas_) {
-      if (a.node == node && a.first->level == 0 && a.first->is_free()) free_roots++;
-    }
-    if (free_roots != node->root_chunks_carved() || node->committed_bytes() != 0) continue;
-    for (const RootArea& a : areas_) {
-      if (a.node != node) continue;
-      free_lists_.remove(a.first);
-      pool_.release(a.first);
-    }
-    areas_.erase(std::remove_if(areas_.begin(), areas_.end(),
-                                [node](const RootArea& a) { return a.node == node; }),
-                 areas_.end());
-    vslist_.remove_node(node);
+  // One pass over the areas (not one per node): free, unsplit roots per node.
+  std::unordered_map<VirtualSpaceNode*, size_t> free_roots;
+  for (const RootArea& a : areas_) {
+    if (a.first->level == 0 && a.first->is_free()) free_roots[a.node]++;
   }
+  std::unordered_set<VirtualSpaceNode*> empty;
+  for (const auto& [node, roots] : free_roots) {
+    if (roots == node->root_chunks_carved() && node->committed_bytes() == 0) empty.insert(node);
+  }
+  if (empty.empty()) return;
+  for (const RootArea& a : areas_) {
+    if (empty.count(a.node) == 0) continue;
+    free_lists_.remove(a.first);
+    pool_.release(a.first);
+  }
+  areas_.erase(std::remove_if(areas_.begin(), areas_.end(),
+                              [&](const RootArea& a) { return empty.count(a.node) != 0; }),
+               areas_.end());
+  for (VirtualSpaceNode* node : empty) vslist_.remove_node(node);
   refresh_overhead_locked();
 }
 

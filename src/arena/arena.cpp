@@ -74,7 +74,7 @@ void* Arena::allocate(size_t bytes) {
     __atomic_fetch_add(&window_->allocs, 1, __ATOMIC_RELAXED);
   }
   publish();
-  fold_usage();
+  fold_if_due();
   return p;
 }
 
@@ -128,15 +128,45 @@ void Arena::apply(const Contribution& now) {
   foreign.add(foreign.fence_bytes, was.fence_bytes[1], now.fence_bytes[1]);
   own.add(own.free_block_count, was.free_count, now.free_count);
   folded_ = now;
+  folded_chunks_ = chunk_count_;
   if (&foreign != &own) foreign.end_update();
   own.end_update();
 }
 
-void Arena::fold_usage() {
-  apply(contribution());
-  // Gaps this arena gave away lie in its chunks and were just counted as used here; the wastage
-  // arena now takes them out again (after us, so the counter never dips below zero).
-  if (wastage_ != nullptr) wastage_->apply(wastage_->contribution());
+void Arena::fold(const Contribution& now) {
+  // Blocks lying in the donor's chunks were counted as used there when the donor bumped over
+  // them; the donor folds first, so taking them out here never takes a counter below zero.
+  if (donor_ != nullptr && !same_foreign(now, folded_)) donor_->apply(donor_->contribution());
+  apply(now);
+}
+
+void Arena::fold_usage() { fold(contribution()); }
+
+void Arena::fold_if_due() {
+  // Folding costs about five atomic read-modify-writes on counters every thread shares; doing it
+  // on every free or reuse doubled their cost. So a slow-path call folds when a chunk changed
+  // hands or the arena moved by kFoldSlackBytes since its last fold; statistics visits fold
+  // whatever is left. ms_get_usage may therefore be off by less than that per active loader.
+  Contribution now = contribution();
+  if (chunk_count_ == folded_chunks_ && distance(now, folded_) < kFoldSlackBytes) return;
+  fold(now);
+}
+
+bool Arena::same_foreign(const Contribution& a, const Contribution& b) {
+  for (int o = 0; o < kBlockOrigins; o++) {
+    if (a.free_bytes[o][1] != b.free_bytes[o][1]) return false;
+  }
+  return a.fence_bytes[1] == b.fence_bytes[1];
+}
+
+size_t Arena::distance(const Contribution& a, const Contribution& b) {
+  auto d = [](size_t x, size_t y) { return x > y ? x - y : y - x; };
+  size_t n = d(a.consumed, b.consumed) + d(a.fence_bytes[0], b.fence_bytes[0]) +
+             d(a.fence_bytes[1], b.fence_bytes[1]);
+  for (int o = 0; o < kBlockOrigins; o++) {
+    n += d(a.free_bytes[o][0], b.free_bytes[o][0]) + d(a.free_bytes[o][1], b.free_bytes[o][1]);
+  }
+  return n;
 }
 
 void* Arena::allocate_from_free_blocks(size_t bytes) {
@@ -239,7 +269,7 @@ ms_error_t Arena::deallocate(void* p, size_t bytes) {
   park();
   ms_error_t result = deallocate_parked(p, bytes);
   publish();
-  fold_usage();
+  fold_if_due();
   return result;
 }
 

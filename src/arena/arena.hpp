@@ -75,8 +75,9 @@ class Arena {
 
   // Caller holds the loader lock and the chunk manager's lock.
   ArenaStats stats_locked() const;
-  // Adds what changed since the last call to the space counters (SpaceUsage): called at the end
-  // of every slow-path call, and by statistics visiting the loader. Caller holds the loader lock.
+  // Adds what changed since the last fold to the space counters (SpaceUsage). Slow-path calls
+  // fold when a chunk changed hands or enough changed (fold_if_due); statistics visiting the
+  // loader fold everything. Caller holds the loader lock.
   void fold_usage();
   uint64_t slow_allocations() const { return slow_allocations_; }
   bool verify() const;
@@ -104,6 +105,11 @@ class Arena {
   };
   Contribution contribution() const;
   void apply(const Contribution& now);
+  void fold(const Contribution& now);
+  void fold_if_due();
+  static bool same_foreign(const Contribution& a, const Contribution& b);
+  static size_t distance(const Contribution& a, const Contribution& b);
+  static constexpr size_t kFoldSlackBytes = 16 * 1024;
   // The counters of the space foreign blocks lie in: the donor's (class) space.
   SpaceUsage& foreign_usage() const;
 
@@ -127,10 +133,11 @@ class Arena {
   size_t foreign_fence_count_ = 0;
   // The arena whose alignment gaps and tails this one receives (set by that arena): blocks this
   // arena hands out may lie in the donor's chunks, so checked-mode ownership looks there too.
-  const Arena* donor_ = nullptr;
+  Arena* donor_ = nullptr;
   SpaceUsage* donor_usage_ = nullptr;  // stays set after the donor died: foreign blocks remain
   size_t retired_consumed_ = 0;        // sum of used_bytes of the retired chunks
   Contribution folded_;                // what the counters hold of this arena
+  size_t folded_chunks_ = 0;           // chunk_count_ at the last fold
   // owns(), or within the donor's handed-out memory.
   bool handed_out(const void* p, size_t bytes) const;
 };

@@ -140,8 +140,8 @@ LoaderStats LoaderMetaspace::stats() {
 
 void LoaderMetaspace::fold_usage_locked() {
   if (!alive_) return;
-  class_->fold_usage();  // also folds the non-class arena's share of class gaps, after it
-  nonclass_->fold_usage();
+  class_->fold_usage();
+  nonclass_->fold_usage();  // its blocks in class gaps leave the class counters after class_
 }
 
 bool LoaderMetaspace::verify_locked() const {

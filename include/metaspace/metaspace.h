@@ -185,9 +185,9 @@ ms_error_t ms_loader_get_stats(ms_loader_t* loader, ms_loader_stats_t* out);
 
 /* Usage in O(1), for callers that poll (a memory MXBean read): counters kept up to date as the
  * library works, read without any loader lock, so it never waits for a loader and never makes
- * one wait. `used` lags behind by what loaders bumped on the inline fast path since their last
- * out-of-line call (at most the committed rest of each loader's current chunk); ms_get_stats
- * brings the counters up to date. `overhead` is the library's own bookkeeping, outside
+ * one wait. `used` lags, per loader, by what it bumped on the inline fast path (at most the
+ * committed rest of its current chunk) and by less than 16 KiB of frees and reuses since its
+ * counters were last brought up to date; ms_get_stats brings them all up to date. `overhead` is the library's own bookkeeping, outside
  * `committed`. Set `size` to sizeof(ms_usage_t) before the call (callers built against an older,
  * shorter struct get only the fields they know). */
 typedef struct ms_space_usage {

@@ -2,11 +2,12 @@
 // without a lock: ms_get_usage in O(1), and the totals of ms_get_stats without visiting loaders.
 //
 // The arenas keep them on their slow paths only (the inline bump path stays free of atomics):
-// each arena remembers what it last added and, at the end of every slow-path call, adds the
-// difference ("folds" its state in; Arena::fold_usage). So the counters lag behind by what was
-// bumped on the fast path since each loader's last slow-path call, at most the committed rest of
-// each loader's current chunk, which until then counts as free in chunks. A statistics snapshot
-// folds every loader it visits, so a quiet metaspace's counters are exact.
+// each arena remembers what it last added and adds the difference ("folds" its state in) at the
+// end of a slow-path call in which a chunk changed hands or 16 KiB moved (Arena::fold_if_due).
+// So the counters lag, per loader, by what it bumped inline since (at most the committed rest of
+// its current chunk, which until then counts as free in chunks) and by less than 16 KiB of frees
+// and reuses. A statistics snapshot folds every loader it visits, so a quiet metaspace's
+// counters are exact after one.
 //
 // Memory is counted where it lies: a non-class free block in a class alignment gap is class
 // space memory. Every counter is a sum of non-negative contributions, each applied as one atomic

@@ -13,16 +13,11 @@
 #include <thread>
 #include <vector>
 
+#include "support/failures.hpp"
+
 namespace {
 
-struct Failures {
-  std::mutex lock;
-  std::vector<std::string> all;
-  void add(std::string s) {
-    std::lock_guard<std::mutex> g(lock);
-    if (all.size() < 10) all.push_back(std::move(s));
-  }
-};
+using metaspace::test::Failures;
 
 TEST(UsageConcurrency, CountersAgreeWithTheSnapshotUnderConcurrentLoaders) {
   ms_settings_t s;
@@ -105,7 +100,7 @@ TEST(UsageConcurrency, CountersAgreeWithTheSnapshotUnderConcurrentLoaders) {
   std::this_thread::sleep_for(std::chrono::seconds(2));
   stop.store(true);
   for (auto& t : threads) t.join();
-  for (const std::string& f : failures.all) ADD_FAILURE() << f;
+  for (const std::string& f : failures.messages) ADD_FAILURE() << f;
 
   // Quiet now: after one snapshot the counters are exact, and usage is the snapshot's.
   ms_stats_t st;

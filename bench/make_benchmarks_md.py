@@ -278,7 +278,8 @@ def scale_table(table):
         returned = raw.get("returned_MiB")
         if returned is not None:
             extra = f"{returned:,.0f} MiB returned"
-        rows.append(f"| {label} | {fmt(e['value'], unit)} {unit} | {extra} |")
+        shown = fmt(e['value'], unit)
+        rows.append(f"| {label} | {shown}{'' if shown.endswith('µs') else ' ' + unit} | {extra} |")
     old, new = figure(table, "metaspace", "dealloc_by_age/oldest"), figure(table, "metaspace", "dealloc_by_age/newest")
     if old and new:
         rows.append(f"| oldest ÷ newest (target ≤ 1.5) | {old / new:.2f} | |")

@@ -143,8 +143,9 @@ void Arena::fold(const Contribution& now) {
 void Arena::fold_usage() { fold(contribution()); }
 
 void Arena::fold_if_due() {
-  // Folding costs about five atomic read-modify-writes on counters every thread shares; doing it
-  // on every free or reuse doubled their cost. So a slow-path call folds when a chunk changed
+  // Folding costs about five atomic read-modify-writes on counters every thread shares, several
+  // times a bare free's work (not measured apart; free was ~50 ns per block before issue 11). So
+  // a slow-path call folds when a chunk changed
   // hands or the arena moved by kFoldSlackBytes since its last fold; statistics visits fold
   // whatever is left. ms_get_usage may therefore be off by less than that per active loader.
   Contribution now = contribution();

@@ -5,7 +5,9 @@
 #include <malloc.h>
 #include <metaspace/metaspace.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -189,6 +191,176 @@ void bm_slow_path_share(benchmark::State& state) {
       (n[0] + n[1]);
 }
 
+// ---- Per-call costs at scale (issue 11): nothing may grow with the age of a chunk or with the
+// number of loaders. ----
+
+// Deallocation by chunk age: one standard loader of 1 GiB (64 KiB blocks, never written, so the
+// memory is committed but costs no RSS; the loader ends with ~4 000 chunks of 256 KiB), with
+// batches of 64-byte blocks allocated before the filler (in its oldest chunks) and after it (in
+// its newest). Each iteration frees one batch of the chosen age; the two rows side by side show
+// whether finding a block's chunk depends on where the chunk is in the loader's list.
+void bm_dealloc_by_age(benchmark::State& state, bool oldest) {
+  constexpr size_t kBatches = 16;
+  constexpr size_t kBlock = 64;
+  constexpr size_t kFiller = 64 * 1024;
+  constexpr size_t kLoaderBytes = size_t{1} << 30;
+  ms_loader_t* l = Metaspace::create(LoaderShape::kStandard);
+  auto batch = [&] {
+    std::vector<void*> v(kBatches * bench::kBatch);
+    for (size_t k = 0; k < v.size(); k++) {
+      v[k] = Metaspace::alloc(l, Req{kBlock, 0});
+      bench::touch(v[k], k);
+    }
+    return v;
+  };
+  std::vector<void*> old_blocks = batch();
+  for (size_t used = 0; used < kLoaderBytes; used += kFiller) Metaspace::alloc(l, Req{kFiller, 0});
+  std::vector<void*> new_blocks = batch();
+  std::vector<void*>& blocks = oldest ? old_blocks : new_blocks;
+  ms_loader_stats_t ls;
+  ms_loader_get_stats(l, &ls);
+  size_t b = 0;
+  for (auto _ : state) {
+    if (b == kBatches) {
+      state.SkipWithError("dealloc_by_age: out of blocks (raise kBatches)");
+      break;
+    }
+    double t0 = bench::now_seconds();
+    for (size_t k = 0; k < bench::kBatch; k++) {
+      if (ms_deallocate(l, blocks[b * bench::kBatch + k], kBlock) != MS_OK) {
+        Metaspace::fatal("ms_deallocate");
+      }
+    }
+    state.SetIterationTime(bench::now_seconds() - t0);
+    b++;
+  }
+  state.counters["loader_chunks"] = static_cast<double>(ls.chunks[0] + ls.chunks[1]);
+  Metaspace::destroy(l);
+  bench::Tally().finish(state, bench::kBatch);
+}
+
+// A population of live micro loaders (one Klass-sized class block and one small non-class block
+// each, the hidden-class pattern), kept across the benchmarks that need the same count so that the
+// 1 M-loader rows build it once. Resized (destroying or creating loaders) on demand.
+std::vector<ms_loader_t*>& micro_population(size_t n) {
+  static std::vector<ms_loader_t*> live;
+  while (live.size() > n) {
+    Metaspace::destroy(live.back());
+    live.pop_back();
+  }
+  while (live.size() < n) {
+    ms_loader_t* l = Metaspace::create(LoaderShape::kMicro);
+    bench::touch(Metaspace::alloc(l, Req{528, 1}), live.size());
+    bench::touch(Metaspace::alloc(l, Req{48, 0}), live.size());
+    live.push_back(l);
+  }
+  return live;
+}
+
+// Resident set size and its peak since the last reset (VmRSS, VmHWM of /proc/self/status).
+size_t status_kib(const char* field) {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  size_t kib = 0;
+  size_t len = std::strlen(field);
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::strncmp(line, field, len) == 0) kib = std::strtoull(line + len + 1, nullptr, 10);
+  }
+  std::fclose(f);
+  return kib;
+}
+
+// Resets VmHWM to the current RSS (Linux: "5" into clear_refs); false where that is refused.
+bool reset_peak_rss() {
+  FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (f == nullptr) return false;
+  bool ok = std::fputs("5", f) >= 0;
+  return std::fclose(f) == 0 && ok;
+}
+
+// One ms_get_stats with `loaders` live micro loaders; also the peak RSS one call adds.
+void bm_stats_micro(benchmark::State& state, size_t loaders) {
+  micro_population(loaders);
+  double peak_extra = -1;
+  for (auto _ : state) {
+    bool peak = reset_peak_rss();
+    size_t before = status_kib("VmRSS:");
+    Metaspace::stats();
+    if (peak) {
+      double extra = static_cast<double>(status_kib("VmHWM:")) - static_cast<double>(before);
+      peak_extra = std::max(peak_extra, extra);
+    }
+  }
+  state.counters["peak_rss_extra_KiB"] = peak_extra;
+  state.counters["loaders"] = static_cast<double>(loaders);
+}
+
+// One ms_get_usage with `loaders` live micro loaders: counters only, so the figure must not move
+// with the loader count.
+void bm_usage_micro(benchmark::State& state, size_t loaders) {
+  micro_population(loaders);
+  for (auto _ : state) {
+    ms_usage_t u;
+    u.size = sizeof u;
+    ms_get_usage(Metaspace::ms, &u);
+    benchmark::DoNotOptimize(u);
+  }
+  state.counters["loaders"] = static_cast<double>(loaders);
+}
+
+// ms_purge with `loaders` live micro loaders and nothing to return: what purge costs by itself.
+void bm_purge_micro(benchmark::State& state, size_t loaders) {
+  micro_population(loaders);
+  for (auto _ : state) ms_purge(Metaspace::ms);
+  state.counters["loaders"] = static_cast<double>(loaders);
+}
+
+// ms_purge right after `loaders` micro loaders died: it returns their memory, and should cost in
+// proportion to that memory (the counter says how much RSS came back), not to the loader count.
+void bm_purge_after_death(benchmark::State& state, size_t loaders) {
+  double returned = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    micro_population(loaders);
+    micro_population(0);
+    size_t before = bench::rss_bytes();
+    state.ResumeTiming();
+    ms_purge(Metaspace::ms);
+    state.PauseTiming();
+    size_t after = bench::rss_bytes();
+    returned += before > after ? static_cast<double>(before - after) : 0;
+    state.ResumeTiming();
+  }
+  state.counters["returned_MiB"] =
+      returned / static_cast<double>(state.iterations()) / (1 << 20);
+  state.counters["loaders"] = static_cast<double>(loaders);
+}
+
+void register_scale_benchmarks() {
+  benchmark::RegisterBenchmark("metaspace/dealloc_by_age/oldest", bm_dealloc_by_age, true)
+      ->UseManualTime()->Iterations(16)->Repetitions(1);
+  benchmark::RegisterBenchmark("metaspace/dealloc_by_age/newest", bm_dealloc_by_age, false)
+      ->UseManualTime()->Iterations(16)->Repetitions(1);
+  for (size_t n : {size_t{10000}, size_t{1000000}}) {
+    std::string loaders = std::to_string(n) + "_micro_loaders";
+    benchmark::RegisterBenchmark(("metaspace/usage/" + loaders).c_str(), bm_usage_micro, n)
+        ->Repetitions(1);
+    benchmark::RegisterBenchmark(("metaspace/stats/" + loaders).c_str(), bm_stats_micro, n)
+        ->Iterations(n > 10000 ? 3 : 100)->Repetitions(1)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("metaspace/purge/" + loaders).c_str(), bm_purge_micro, n)
+        ->Iterations(n > 10000 ? 3 : 100)->Repetitions(1)->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::RegisterBenchmark("metaspace/purge_after_death/1000000_micro_loaders",
+                               bm_purge_after_death, size_t{1000000})
+      ->Iterations(1)->Repetitions(1)->Unit(benchmark::kMillisecond);
+  // Gives the population back before anything else runs (benchmarks run in registration order
+  // within one filter pass; this row only frees).
+  benchmark::RegisterBenchmark("metaspace/scale_teardown", [](benchmark::State& state) {
+    for (auto _ : state) micro_population(0);
+  })->Iterations(1)->Repetitions(1);
+}
+
 // What a runtime's call site compiles to; make_benchmarks_md.py disassembles these two and counts
 // the instructions of the fast path (up to the first return). Variable size, and a constant
 // size as at most call sites (sizeof of the metadata type).
@@ -203,6 +375,7 @@ extern "C" __attribute__((noinline, used)) void* ms_bench_probe_allocate_88(ms_l
 
 int main(int argc, char** argv) {
   bench::register_all<Metaspace>();
+  register_scale_benchmarks();
   bench::register_all<Glibc>();
   // Only the rows where the counter could matter.
   MetaspaceNoCount::init();

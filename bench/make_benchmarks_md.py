@@ -49,6 +49,14 @@ ROWS = [
     ("uncommit_300MiB", "300 MiB of loaders die, memory back to the kernel", "MiB/ms"),
     ("stats/10_loaders", "statistics snapshot, 10 live loaders", "ns/snapshot"),
     ("stats/1000_loaders", "statistics snapshot, 1 000 live loaders", "ns/snapshot"),
+    ("dealloc_by_age/oldest", "deallocate a block in the oldest chunks of a 1 GiB loader", "ns/block"),
+    ("dealloc_by_age/newest", "deallocate a block in the newest chunk of a 1 GiB loader", "ns/block"),
+    ("usage/10000_micro_loaders", "`ms_get_usage`, 10 000 live micro loaders", "ns/call"),
+    ("usage/1000000_micro_loaders", "`ms_get_usage`, 1 M live micro loaders", "ns/call"),
+    ("stats/10000_micro_loaders", "`ms_get_stats`, 10 000 live micro loaders", "ns/snapshot"),
+    ("stats/1000000_micro_loaders", "`ms_get_stats`, 1 M live micro loaders", "ns/snapshot"),
+    ("purge/1000000_micro_loaders", "`ms_purge`, 1 M live micro loaders, nothing to return", "ns/call"),
+    ("purge_after_death/1000000_micro_loaders", "`ms_purge` after 1 M micro loaders died", "ns/call"),
     ("threads_own/mix/threads:1", "1 thread, own loader, size mix", "ns/block (wall, all threads)"),
     ("threads_own/mix/threads:2", "2 threads, own loaders, size mix", "ns/block (wall, all threads)"),
     ("threads_shared/mix/threads:1", "1 thread, shared loader, size mix", "ns/block (wall, all threads)"),
@@ -253,6 +261,31 @@ def targets(table):
                     f"{figure(table, 'glibc', 'destroy_1000'):,.0f} ns ÷ "
                     f"{figure(table, 'metaspace', 'destroy_1000'):,.0f} ns = {r:.1f}×", r >= 10.0))
     return out
+
+
+def scale_table(table):
+    ms = table.get("metaspace", {})
+    rows = []
+    for op, label, unit in ROWS:
+        if not op.startswith(("dealloc_by_age", "usage/", "stats/10000_", "stats/1000000_", "purge")):
+            continue
+        e = ms.get(op)
+        if not e or "error" in e:
+            continue
+        raw = e.get("raw", {})
+        peak = raw.get("peak_rss_extra_KiB")
+        extra = f"{peak / 1024:.1f} MiB" if peak is not None and peak >= 0 else "–"
+        returned = raw.get("returned_MiB")
+        if returned is not None:
+            extra = f"{returned:,.0f} MiB returned"
+        shown = fmt(e['value'], unit)
+        rows.append(f"| {label} | {shown}{'' if shown.endswith('µs') else ' ' + unit} | {extra} |")
+    old, new = figure(table, "metaspace", "dealloc_by_age/oldest"), figure(table, "metaspace", "dealloc_by_age/newest")
+    if old and new:
+        rows.append(f"| oldest ÷ newest (target ≤ 1.5) | {old / new:.2f} | |")
+    if not rows:
+        return None
+    return "\n".join(["| operation | time | peak RSS added / returned |", "|---|---|---|"] + rows)
 
 
 def counter_cost(table):
@@ -499,6 +532,14 @@ def main():
            "each new loader's arena faults afresh). Fresh-memory rows show about one fault per 4 KiB each "
            "allocator touched.", "", faults_table(table), "",
            "### Uncommit", "", uncommit_table(table), ""]
+    scale = scale_table(table)
+    if scale:
+        md += ["### Per-call costs at scale (issue 11)", "",
+               "Nothing here may grow with a chunk's age or the number of loaders: deallocation looks the "
+               "block's chunk up in O(1) (per-node chunk start table), `ms_get_usage` reads counters, "
+               "`ms_get_stats` visits each loader once without waiting for any and keeps nothing per loader. "
+               "Peak RSS is what one `ms_get_stats` call adds to the process (VmHWM after resetting it).", "",
+               scale, ""]
     md += ["## Fast path instruction count", ""]
     for name, p in (("ms_bench_probe_allocate(loader, bytes)", probe),
                     ("ms_bench_probe_allocate_88(loader) (constant size, as at most call sites)", probe88)):

@@ -137,8 +137,10 @@ void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb, 
  * threshold) and returns the new threshold (0: none set). */
 size_t ms_gc_done(ms_metaspace_t* ms);
 
-/* Statistics. A snapshot is taken under all locks at one instant; per space and in total,
- *   committed = used + free_in_chunks + free_chunks + free_blocks + fence   (exactly)
+/* Statistics. The totals come from counters read consistently under the two chunk managers'
+ * locks, after every loader was visited (one at a time, never two loader locks at once) to bring
+ * its counters up to date; per space and in total, exactly:
+ *   committed = used + free_in_chunks + free_chunks + free_blocks + fence
  * Memory is charged to the space it lies in: non-class data placed in class alignment gaps
  * counts as class space. */
 #define MS_MAX_CHUNK_LEVELS 17
@@ -196,6 +198,28 @@ typedef struct ms_loader_stats {
 } ms_loader_stats_t;
 
 ms_error_t ms_loader_get_stats(ms_loader_t* loader, ms_loader_stats_t* out);
+
+/* Usage in O(1), for callers that poll (a memory MXBean read): counters kept up to date as the
+ * library works, read without any loader lock, so it never waits for a loader and never makes
+ * one wait. `used` lags, per loader, by what it bumped on the inline fast path (at most the
+ * committed rest of its current chunk) and by less than 16 KiB of frees and reuses since its
+ * counters were last brought up to date; ms_get_stats brings them all up to date. `overhead` is the library's own bookkeeping, outside
+ * `committed`. Set `size` to sizeof(ms_usage_t) before the call (callers built against an older,
+ * shorter struct get only the fields they know). */
+typedef struct ms_space_usage {
+  size_t reserved_bytes;
+  size_t committed_bytes;
+  size_t used_bytes;
+  size_t overhead_bytes;
+} ms_space_usage_t;
+
+typedef struct ms_usage {
+  size_t size;                    /* in: sizeof(ms_usage_t) as the caller knows it */
+  ms_space_usage_t space[2];      /* indexed by ms_space_t */
+  ms_space_usage_t total;
+} ms_usage_t;
+
+ms_error_t ms_get_usage(ms_metaspace_t* ms, ms_usage_t* usage);
 
 /* Reports in the spirit of jcmd VM.metaspace, from one snapshot. The text report has sections
  * Total usage, Virtual space, Chunk freelists, Waste, Settings, and optionally usage per loader

@@ -2,6 +2,8 @@
 // Nothing here holds state; every function either forwards or refuses with an error.
 #include <metaspace/metaspace.h>
 
+#include <cstring>
+
 #include "common/error.hpp"
 #include "instance/metaspace.hpp"
 #include "instance/settings.hpp"
@@ -117,7 +119,24 @@ size_t ms_gc_done(ms_metaspace_t* ms) {
 
 ms_error_t ms_get_stats(ms_metaspace_t* ms, ms_stats_t* out) {
   if (ms == nullptr || out == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no metaspace/out");
-  *out = from_handle(ms)->snapshot().totals;
+  *out = from_handle(ms)->snapshot({.loaders = false}).totals;
+  return MS_OK;
+}
+
+ms_error_t ms_get_usage(ms_metaspace_t* ms, ms_usage_t* usage) {
+  if (ms == nullptr || usage == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no metaspace/out");
+  size_t size = usage->size;
+  if (size < sizeof(size_t) + sizeof(ms_space_usage_t)) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "ms_usage_t.size is %zu; set it to sizeof(ms_usage_t)",
+                size);
+  }
+  ms_usage_t u;
+  from_handle(ms)->usage(&u);
+  // A caller built against a shorter (older) struct gets the fields it knows, no more.
+  size_t n = size < sizeof u ? size : sizeof u;
+  std::memcpy(reinterpret_cast<char*>(usage) + sizeof(size_t),
+              reinterpret_cast<const char*>(&u) + sizeof(size_t), n - sizeof(size_t));
+  usage->size = n;
   return MS_OK;
 }
 

@@ -81,6 +81,10 @@ class Arena {
 
   // Caller holds the loader lock and the chunk manager's lock.
   ArenaStats stats_locked() const;
+  // Adds what changed since the last fold to the space counters (SpaceUsage). Slow-path calls
+  // fold when a chunk changed hands or enough changed (fold_if_due); statistics visiting the
+  // loader fold everything. Caller holds the loader lock.
+  void fold_usage();
   uint64_t slow_allocations() const { return slow_allocations_; }
   bool verify() const;
 
@@ -98,6 +102,23 @@ class Arena {
   // `slack`: bytes at the end of the block past the request (0..7), filled with a pattern.
   void install_fence(char* block, size_t bytes, size_t slack);
   ms_error_t deallocate_parked(void* p, size_t bytes);
+  // This arena's contribution to the space counters.
+  struct Contribution {
+    size_t consumed = 0;  // bumped off this arena's chunks (all in its own space)
+    size_t free_bytes[kBlockOrigins][2] = {};  // [origin][lies in the other space]
+    size_t fence_bytes[2] = {};
+    size_t free_count = 0;
+    bool operator==(const Contribution& o) const;  // all fields are size_t: no padding
+  };
+  Contribution contribution() const;
+  void apply(const Contribution& now);
+  void fold(const Contribution& now);
+  void fold_if_due();
+  static bool same_foreign(const Contribution& a, const Contribution& b);
+  static size_t distance(const Contribution& a, const Contribution& b);
+  static constexpr size_t kFoldSlackBytes = 16 * 1024;
+  // The counters of the space foreign blocks lie in: the donor's (class) space.
+  SpaceUsage& foreign_usage() const;
 
   ChunkManager& chunks_manager_;
   const GrowthPolicy policy_;
@@ -132,7 +153,11 @@ class Arena {
   size_t foreign_fence_count_ = 0;
   // The arena whose alignment gaps and tails this one receives (set by that arena): blocks this
   // arena hands out may lie in the donor's chunks, so checked-mode ownership looks there too.
-  const Arena* donor_ = nullptr;
+  Arena* donor_ = nullptr;
+  SpaceUsage* donor_usage_ = nullptr;  // stays set after the donor died: foreign blocks remain
+  size_t retired_consumed_ = 0;        // sum of used_bytes of the retired chunks
+  Contribution folded_;                // what the counters hold of this arena
+  size_t folded_chunks_ = 0;           // chunk_count_ at the last fold
   // owns(), or within the donor's handed-out memory.
   bool handed_out(const void* p, size_t bytes) const;
   // Bytes of this arena's and the donor's chunks handed out so far (bounds free-block walks).

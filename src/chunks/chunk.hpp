@@ -23,6 +23,10 @@ struct Chunk {
   size_t committed_bytes = 0;
   // In-use chunks: bytes consumed by the owning arena from the bottom (kept by the arena).
   size_t used_bytes = 0;
+  // In-use chunks: the arena that holds it (set by the arena, cleared when the chunk comes back);
+  // null otherwise. Read without the chunk manager's lock by ownership checks (owner_is), so it
+  // is accessed atomically.
+  const void* owner = nullptr;
 
   // Free list of its level, or the owning arena's chunk list.
   Chunk* prev = nullptr;
@@ -35,6 +39,11 @@ struct Chunk {
   bool is_free() const { return state == State::kFree; }
   bool fully_committed() const { return committed_bytes == bytes; }
   bool contains(const void* p) const { return p >= base && p < end(); }
+
+  void set_owner(const void* arena) { __atomic_store_n(&owner, arena, __ATOMIC_RELEASE); }
+  bool owner_is(const void* arena) const {
+    return __atomic_load_n(&owner, __ATOMIC_ACQUIRE) == arena;
+  }
 };
 
 }  // namespace metaspace

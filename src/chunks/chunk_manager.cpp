@@ -1,6 +1,8 @@
 #include "chunks/chunk_manager.hpp"
 
 #include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "chunks/root_chunk_area.hpp"
 #include "common/error.hpp"
@@ -81,6 +83,7 @@ Chunk* ChunkManager::new_root_chunk_locked() {
   c->level = 0;
   c->node = node;
   c->state = Chunk::State::kFree;
+  node->chunk_starts().set(base, c);
   areas_.push_back({node, c});
   return c;
 }
@@ -124,6 +127,7 @@ ms_error_t ChunkManager::return_chunks(Chunk* list) {
 }
 
 void ChunkManager::return_chunk_locked(Chunk* c) {
+  c->set_owner(nullptr);
   c->used_bytes = 0;
   c->state = Chunk::State::kFree;
   if (policy_.merge) c = RootChunkArea::merge(c, geometry_, pool_, free_lists_);
@@ -181,14 +185,21 @@ bool ChunkManager::attempt_enlarge(Chunk* c) {
   return RootChunkArea::enlarge(c, geometry_, pool_, free_lists_);
 }
 
+// Where purge's time goes (measured, 1 M micro loaders, issue 11): with all of them alive and
+// nothing to return, 18 µs; after they all died, 295 ms CPU of which more than 99 % is the
+// kernel freeing 1.95 GiB of pages in madvise, the library's part (this walk, the mask) under
+// 1 %. So purge costs what it returns; the walk visits only free chunks that held committed
+// memory when they were filed (FreeChunkLists keeps them in front), not every free chunk.
 void ChunkManager::purge() {
   if (!policy_.uncommit_in_purge) return;
   std::lock_guard<std::mutex> guard(lock_);
   int granule_level = geometry_.level_fitting(granule_bytes());
   std::vector<Chunk*> committed;
   for (int l = 0; l <= granule_level; l++) {
-    for (Chunk* c = free_lists_.first(l); c != nullptr; c = c->next) {
+    Chunk* last = free_lists_.last_committed(l);
+    for (Chunk* c = last != nullptr ? free_lists_.first(l) : nullptr; c != nullptr; c = c->next) {
       if (mask_committed_bytes(c) > 0) committed.push_back(c);
+      if (c == last) break;
     }
   }
   for (Chunk* c : committed) {
@@ -201,26 +212,27 @@ void ChunkManager::purge() {
 
 void ChunkManager::remove_empty_nodes_locked() {
   if (!vslist_.expandable()) return;
-  std::vector<VirtualSpaceNode*> nodes;
-  for (const auto& n : vslist_.nodes()) nodes.push_back(n.get());
-  for (VirtualSpaceNode* node : nodes) {
-    size_t free_roots = 0;
-    for (const RootArea& a : areas_) {
-      if (a.node == node && a.first->level == 0 && a.first->is_free()) free_roots++;
-    }
-    if (free_roots != node->root_chunks_carved() || node->committed_bytes() != 0) continue;
+  // One pass over the areas (not one per node): free, unsplit roots per node.
+  std::unordered_map<VirtualSpaceNode*, size_t> free_roots;
+  for (const RootArea& a : areas_) {
+    if (a.first->level == 0 && a.first->is_free()) free_roots[a.node]++;
+  }
+  std::unordered_set<VirtualSpaceNode*> empty;
+  for (const auto& [node, roots] : free_roots) {
+    if (roots != node->root_chunks_carved() || node->committed_bytes() != 0) continue;
     // Unmapped first: if the kernel refuses, the node and its free root chunks stay as they
     // are, consistent, and the next purge tries again.
-    if (vslist_.remove_node(node) != MS_OK) continue;
-    for (const RootArea& a : areas_) {
-      if (a.node != node) continue;
-      free_lists_.remove(a.first);
-      pool_.release(a.first);
-    }
-    areas_.erase(std::remove_if(areas_.begin(), areas_.end(),
-                                [node](const RootArea& a) { return a.node == node; }),
-                 areas_.end());
+    if (vslist_.remove_node(node) == MS_OK) empty.insert(node);
   }
+  if (empty.empty()) return;
+  for (const RootArea& a : areas_) {
+    if (empty.count(a.node) == 0) continue;
+    free_lists_.remove(a.first);
+    pool_.release(a.first);
+  }
+  areas_.erase(std::remove_if(areas_.begin(), areas_.end(),
+                              [&](const RootArea& a) { return empty.count(a.node) != 0; }),
+               areas_.end());
 }
 
 size_t ChunkManager::mask_committed_bytes(const Chunk* c) const {

@@ -17,6 +17,7 @@
 #include "chunks/free_chunk_lists.hpp"
 #include "chunks/reclaim_policy.hpp"
 #include "slab/slab_allocator.hpp"
+#include "chunks/space_usage.hpp"
 #include "vspace/virtual_space_list.hpp"
 
 namespace metaspace {
@@ -53,11 +54,24 @@ class ChunkManager {
   // Uncommits free chunks that span whole granules and unmaps nodes that became empty.
   void purge();
 
+  // What the arenas of this space hand out (kept by them; see SpaceUsage).
+  SpaceUsage& usage() { return usage_; }
+  const SpaceUsage& usage() const { return usage_; }
+
   const ChunkGeometry& geometry() const { return geometry_; }
   const ReclaimPolicy& policy() const { return policy_; }
   size_t granule_bytes() const { return vslist_.geometry().granule_bytes; }
   VirtualSpaceList& vslist() { return vslist_; }
   SlabAllocator& bookkeeping() { return bookkeeping_; }
+
+  // The chunk (free or in use) whose memory holds p, or null if p is not in this space or not in
+  // a carved area. O(1) for every chunk of every node, and without the lock: a caller that holds
+  // the chunk (its arena) gets a stable answer; for anyone else it is a hint to be checked
+  // against Chunk::owner_is (see ChunkStartTable).
+  Chunk* chunk_containing(const void* p) const {
+    VirtualSpaceNode* node = vslist_.node_containing(p);
+    return node == nullptr ? nullptr : node->chunk_starts().find(p);
+  }
 
   // For statistics and checks: committed bytes of a chunk according to the commit mask.
   size_t mask_committed_bytes(const Chunk* c) const;
@@ -93,6 +107,7 @@ class ChunkManager {
   ChunkHeaderPool pool_;
   FreeChunkLists free_lists_;
   std::vector<RootArea> areas_;
+  SpaceUsage usage_;
 };
 
 }  // namespace metaspace

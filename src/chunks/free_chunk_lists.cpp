@@ -1,23 +1,32 @@
 #include "chunks/free_chunk_lists.hpp"
 
 #include "common/verify.hpp"
+#include "vspace/virtual_space_node.hpp"
 
 namespace metaspace {
+
+bool FreeChunkLists::holds_committed(const Chunk* c) {
+  if (c->committed_bytes > 0) return true;
+  // The prefix is a lower bound: a merge can join an uncommitted leader to a committed follower.
+  return c->node != nullptr && c->node->mask().committed_bytes_in(c->base, c->bytes) > 0;
+}
 
 void FreeChunkLists::add(Chunk* c) {
   List& l = lists_[static_cast<size_t>(c->level)];
   c->state = Chunk::State::kFree;
+  Chunk* after = nullptr;  // insert behind this one; null: at the head
   if (c->fully_committed()) {
-    c->prev = nullptr;
-    c->next = l.head;
-    if (l.head != nullptr) l.head->prev = c; else l.tail = c;
-    l.head = c;
+    if (l.dirty_tail == nullptr) l.dirty_tail = c;
+  } else if (holds_committed(c)) {
+    after = l.dirty_tail;
+    l.dirty_tail = c;
   } else {
-    c->next = nullptr;
-    c->prev = l.tail;
-    if (l.tail != nullptr) l.tail->next = c; else l.head = c;
-    l.tail = c;
+    after = l.tail;
   }
+  c->prev = after;
+  c->next = after != nullptr ? after->next : l.head;
+  if (c->next != nullptr) c->next->prev = c; else l.tail = c;
+  if (after != nullptr) after->next = c; else l.head = c;
   l.count++;
   total_count_++;
   total_bytes_ += c->bytes;
@@ -25,6 +34,7 @@ void FreeChunkLists::add(Chunk* c) {
 
 void FreeChunkLists::remove(Chunk* c) {
   List& l = lists_[static_cast<size_t>(c->level)];
+  if (l.dirty_tail == c) l.dirty_tail = c->prev;  // everything before it holds memory too
   if (c->prev != nullptr) c->prev->next = c->next; else l.head = c->next;
   if (c->next != nullptr) c->next->prev = c->prev; else l.tail = c->prev;
   c->prev = c->next = nullptr;
@@ -53,6 +63,8 @@ bool FreeChunkLists::verify() const {
     const List& l = lists_[level];
     size_t n = 0;
     bool seen_partial = false;
+    bool behind = l.dirty_tail == nullptr;  // past the chunks that hold committed memory
+    bool dirty_tail_seen = l.dirty_tail == nullptr;
     Chunk* prev = nullptr;
     for (Chunk* c = l.head; c != nullptr; c = c->next) {
       MS_VERIFY(c->level == static_cast<int>(level), "chunk %p of level %d in list %zu",
@@ -62,11 +74,16 @@ bool FreeChunkLists::verify() const {
       MS_VERIFY(!(seen_partial && c->fully_committed()),
                 "committed chunk %p behind a partly committed one", (void*)c->base);
       if (!c->fully_committed()) seen_partial = true;
+      MS_VERIFY(!(behind && c->committed_bytes > 0),
+                "chunk %p with committed memory behind the list's uncommitted part",
+                (void*)c->base);
+      if (c == l.dirty_tail) behind = dirty_tail_seen = true;
       prev = c;
       n++;
       bytes_total += c->bytes;
     }
     MS_VERIFY(l.tail == prev, "list %zu tail is wrong", level);
+    MS_VERIFY(dirty_tail_seen, "list %zu: its last chunk holding memory is not in it", level);
     MS_VERIFY(n == l.count, "list %zu counts %zu, holds %zu", level, l.count, n);
     n_total += n;
   }

@@ -1,5 +1,8 @@
-// One list of free chunks per level. Fully committed chunks are kept at the front and the others
-// at the back, so "a committed chunk of level L" is a look at one list head.
+// One list of free chunks per level, in three parts: fully committed chunks first, then chunks
+// holding some committed memory, then chunks holding none. "A committed chunk of level L" is a
+// look at one list head, and purge visits only the first two parts (up to dirty_tail), so its
+// cost follows the committed memory it can return, not the number of free chunks (which after
+// many loaders died in random order can be large: buddies of live chunks do not merge).
 #pragma once
 
 #include <cstddef>
@@ -20,6 +23,11 @@ class FreeChunkLists {
   // committed, or null.
   Chunk* find_committed(int level, size_t min_committed_bytes) const;
   Chunk* first(int level) const { return lists_[static_cast<size_t>(level)].head; }
+  // The last chunk of `level` that held committed memory when it was filed (all before it did
+  // too), or null.
+  Chunk* last_committed(int level) const {
+    return lists_[static_cast<size_t>(level)].dirty_tail;
+  }
 
   size_t count(int level) const { return lists_[static_cast<size_t>(level)].count; }
   size_t count() const { return total_count_; }
@@ -32,8 +40,11 @@ class FreeChunkLists {
   struct List {
     Chunk* head = nullptr;
     Chunk* tail = nullptr;
+    Chunk* dirty_tail = nullptr;
     size_t count = 0;
   };
+  static bool holds_committed(const Chunk* c);
+
   std::vector<List> lists_;
   size_t total_count_ = 0;
   size_t total_bytes_ = 0;

@@ -2,6 +2,7 @@
 
 #include "common/units.hpp"
 #include "common/verify.hpp"
+#include "vspace/virtual_space_node.hpp"
 
 namespace metaspace {
 
@@ -31,6 +32,8 @@ void RootChunkArea::split(Chunk* c, int level, ChunkHeaderPool& pool,
     f->next_in_area = c->next_in_area;
     if (c->next_in_area != nullptr) c->next_in_area->prev_in_area = f;
     c->next_in_area = f;
+    // (Chunks without a node exist only in the buddy arithmetic's own tests.)
+    if (f->node != nullptr) f->node->chunk_starts().set(f->base, f);
     c->bytes = half;
     c->level++;
     if (c->committed_bytes > half) c->committed_bytes = half;
@@ -45,6 +48,7 @@ void RootChunkArea::join(Chunk* a, Chunk* b, ChunkHeaderPool& pool) {
   a->level--;
   a->next_in_area = b->next_in_area;
   if (b->next_in_area != nullptr) b->next_in_area->prev_in_area = a;
+  if (b->node != nullptr) b->node->chunk_starts().clear(b->base);
   pool.release(b);
 }
 
@@ -92,6 +96,11 @@ bool RootChunkArea::verify(const Chunk* first, const ChunkGeometry& geometry, bo
               (void*)c->base);
     MS_VERIFY(c->committed_bytes <= c->bytes, "chunk %p: committed %zu > size",
               (void*)c->base, c->committed_bytes);
+    MS_VERIFY(c->node == nullptr || (c->node->chunk_starts().find(c->base) == c &&
+                                      c->node->chunk_starts().find(c->end() - 1) == c),
+              "chunk %p is not found by its addresses", (void*)c->base);
+    MS_VERIFY(!c->is_free() || c->owner_is(nullptr), "free chunk %p has an owner",
+              (void*)c->base);
     if (merged && c->is_free()) {
       const Chunk* b = whole_buddy(c, geometry);
       MS_VERIFY(b == nullptr || !b->is_free(), "free buddies %p and %p not merged",

@@ -2,10 +2,20 @@
 
 namespace metaspace {
 
+namespace {
+
+// The nodes' chunk start tables need one slot per smallest chunk, which only this layer knows.
+NodeGeometry with_chunk_unit(NodeGeometry g) {
+  g.min_chunk_bytes = kMinChunkBytes;
+  return g;
+}
+
+}  // namespace
+
 Context::Context(ms_space_t space, const NodeGeometry& geometry, CommitLimiter& limiter,
                  ReclaimPolicy policy, uintptr_t wish)
     : space_(space),
-      vslist_(geometry, limiter, /*expandable=*/space == MS_SPACE_NONCLASS, wish),
+      vslist_(with_chunk_unit(geometry), limiter, /*expandable=*/space == MS_SPACE_NONCLASS, wish),
       bookkeeping_({.reserve_bytes = kBookkeepingReserveBytes,
                     .return_at_once = policy.uncommit_on_return}),
       chunks_(vslist_, ChunkGeometry(geometry.root_chunk_bytes), policy, bookkeeping_) {}

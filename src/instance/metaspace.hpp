@@ -6,6 +6,7 @@
 
 #include <metaspace/metaspace.h>
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -18,10 +19,15 @@
 
 namespace metaspace {
 
-// The whole state, aggregated under all locks at one instant.
+// Totals (exact accounting identity, from the space counters at one instant) and, if asked
+// for, every live loader's statistics (each exact for its loader, at the moment it was visited).
 struct Snapshot {
   ms_stats_t totals{};
   std::vector<LoaderStats> loaders;
+};
+
+struct SnapshotOptions {
+  bool loaders = true;  // false: totals only; memory independent of the number of loaders
 };
 
 class Metaspace {
@@ -42,7 +48,10 @@ class Metaspace {
   ms_error_t destroy_loader(LoaderMetaspace* loader);
 
   void purge();
-  Snapshot snapshot();
+  // Never holds more than one loader lock at a time (see metaspace.cpp).
+  Snapshot snapshot(const SnapshotOptions& options = {});
+  // O(1), no loader lock.
+  void usage(ms_usage_t* out) const;
   ms_error_t verify();
 
   // Owner of this object for callbacks (the C handle).
@@ -50,6 +59,13 @@ class Metaspace {
 
  private:
   explicit Metaspace(const ms_settings_t& settings);
+  // Calls f(loader) for every live loader, with the registry lock and that loader's lock held.
+  template <typename F>
+  void visit_loaders(F f);
+  // Brings the counters up to date, skipping loaders that are busy (never waits for one).
+  void fold_all_loaders();
+  // The totals of every space from its counters, under both chunk managers' locks.
+  void space_totals(ms_stats_t& t);
 
   // Dead loader objects are kept (and freed) only after this many later deaths, so that a
   // runtime using a handle after destroying it gets MS_ERR_DESTROYED rather than touching freed

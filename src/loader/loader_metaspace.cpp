@@ -149,6 +149,12 @@ LoaderStats LoaderMetaspace::stats() {
   return stats_locked();
 }
 
+void LoaderMetaspace::fold_usage_locked() {
+  if (!alive_) return;
+  class_->fold_usage();
+  nonclass_->fold_usage();  // its blocks in class gaps leave the class counters after class_
+}
+
 bool LoaderMetaspace::verify_locked() const {
   if (!alive_) return true;
   return nonclass_->verify() && class_->verify();

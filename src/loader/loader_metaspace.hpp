@@ -58,6 +58,8 @@ class LoaderMetaspace : public ms__loader_head {
   LoaderStats stats_locked() const;
   // Takes the locks itself.
   LoaderStats stats();
+  // Folds both arenas' state into the space counters (Arena::fold_usage). Caller holds lock().
+  void fold_usage_locked();
   ms_metaspace_t* owner() const { return owner_; }
   // Caller holds lock().
   bool verify_locked() const;

@@ -9,11 +9,18 @@ namespace metaspace {
 
 VirtualSpaceList::VirtualSpaceList(const NodeGeometry& geometry, CommitLimiter& limiter,
                                    bool expandable, uintptr_t wish)
-    : geometry_(geometry), limiter_(limiter), expandable_(expandable) {
+    : geometry_(geometry), limiter_(limiter), expandable_(expandable),
+      node_map_(geometry.root_chunk_bytes) {
   if (!expandable) {
-    auto node = VirtualSpaceNode::create(geometry, wish, limiter);
-    if (node) nodes_.push_back(std::move(node));
+    auto node = VirtualSpaceNode::create(geometry, wish, limiter, &committed_);
+    if (node) add_node(std::move(node));
   }
+}
+
+void VirtualSpaceList::add_node(std::unique_ptr<VirtualSpaceNode> node) {
+  node_map_.add(node->base(), node->reserved_bytes(), node.get());
+  reserved_.fetch_add(node->reserved_bytes(), std::memory_order_relaxed);
+  nodes_.push_back(std::move(node));
 }
 
 char* VirtualSpaceList::allocate_root_chunk(VirtualSpaceNode** node) {
@@ -29,9 +36,9 @@ char* VirtualSpaceList::allocate_root_chunk(VirtualSpaceNode** node) {
          geometry_.reserve_bytes);
     return nullptr;
   }
-  auto fresh = VirtualSpaceNode::create(geometry_, 0, limiter_);
+  auto fresh = VirtualSpaceNode::create(geometry_, 0, limiter_, &committed_);
   if (!fresh) return nullptr;
-  nodes_.push_back(std::move(fresh));
+  add_node(std::move(fresh));
   *node = nodes_.back().get();
   return (*node)->allocate_root_chunk();
 }
@@ -45,28 +52,12 @@ ms_error_t VirtualSpaceList::remove_node(VirtualSpaceNode* node) {
   if (ms_error_t err = node->unmap(); err != MS_OK) return err;
   retired_commit_calls_ += node->commit_calls();
   retired_uncommit_calls_ += node->uncommit_calls();
+  node_map_.remove(node->base(), node->reserved_bytes());
+  reserved_.fetch_sub(node->reserved_bytes(), std::memory_order_relaxed);
   nodes_.erase(it);
   return MS_OK;
 }
 
-VirtualSpaceNode* VirtualSpaceList::node_containing(const void* p) const {
-  for (const auto& n : nodes_) {
-    if (n->contains(p)) return n.get();
-  }
-  return nullptr;
-}
-
-size_t VirtualSpaceList::reserved_bytes() const {
-  size_t total = 0;
-  for (const auto& n : nodes_) total += n->reserved_bytes();
-  return total;
-}
-
-size_t VirtualSpaceList::committed_bytes() const {
-  size_t total = 0;
-  for (const auto& n : nodes_) total += n->committed_bytes();
-  return total;
-}
 
 size_t VirtualSpaceList::commit_calls() const {
   size_t total = retired_commit_calls_;
@@ -82,14 +73,28 @@ size_t VirtualSpaceList::uncommit_calls() const {
 
 size_t VirtualSpaceList::bookkeeping_bytes() const {
   size_t total = 0;
-  for (const auto& n : nodes_) total += sizeof(VirtualSpaceNode) + n->mask().granules() / 8;
-  return total;
+  for (const auto& n : nodes_) {
+    total += sizeof(VirtualSpaceNode) + n->mask().granules() / 8 + n->chunk_starts().mapped_bytes();
+  }
+  return total + node_map_.footprint_bytes();
 }
 
 bool VirtualSpaceList::verify() const {
+  size_t reserved = 0;
+  size_t committed = 0;
   for (const auto& n : nodes_) {
     if (!n->verify()) return false;
+    MS_VERIFY(node_map_.find(n->base()) == n.get() && node_map_.find(n->end() - 1) == n.get(),
+              "node %p is not found by its addresses", (void*)n->base());
+    reserved += n->reserved_bytes();
+    committed += n->committed_bytes();
   }
+  MS_VERIFY(node_map_.entries() * geometry_.root_chunk_bytes == reserved,
+            "node map has %zu areas for %zu reserved bytes", node_map_.entries(), reserved);
+  MS_VERIFY(reserved == reserved_bytes(), "reserved counter %zu, nodes %zu", reserved_bytes(),
+            reserved);
+  MS_VERIFY(committed == committed_bytes(), "committed counter %zu, nodes %zu",
+            committed_bytes(), committed);
   return true;
 }
 

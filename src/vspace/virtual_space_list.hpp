@@ -4,9 +4,11 @@
 
 #include <metaspace/metaspace.h>
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
+#include "vspace/node_map.hpp"
 #include "vspace/virtual_space_node.hpp"
 
 namespace metaspace {
@@ -30,14 +32,16 @@ class VirtualSpaceList {
   ms_error_t remove_node(VirtualSpaceNode* node);
 
   const std::vector<std::unique_ptr<VirtualSpaceNode>>& nodes() const { return nodes_; }
-  VirtualSpaceNode* node_containing(const void* p) const;
+  // O(1) for every node, without the chunk manager's lock (see NodeMap).
+  VirtualSpaceNode* node_containing(const void* p) const { return node_map_.find(p); }
   const NodeGeometry& geometry() const { return geometry_; }
 
-  size_t reserved_bytes() const;
-  size_t committed_bytes() const;
+  // O(1), lock-free: counters kept by the nodes as they commit and uncommit.
+  size_t reserved_bytes() const { return reserved_.load(std::memory_order_relaxed); }
+  size_t committed_bytes() const { return committed_.load(std::memory_order_relaxed); }
   size_t commit_calls() const;
   size_t uncommit_calls() const;
-  // Heap bytes of the nodes' own bookkeeping (commit masks, area flags).
+  // Bytes of the nodes' own bookkeeping (commit masks, area flags, chunk start tables, node map).
   size_t bookkeeping_bytes() const;
 
   bool verify() const;
@@ -46,6 +50,12 @@ class VirtualSpaceList {
   const NodeGeometry geometry_;
   CommitLimiter& limiter_;
   const bool expandable_;
+  void add_node(std::unique_ptr<VirtualSpaceNode> node);
+
+  // Declared before the nodes: a node's destructor gives its committed bytes back to committed_.
+  NodeMap node_map_;
+  std::atomic<size_t> reserved_{0};
+  std::atomic<size_t> committed_{0};
   std::vector<std::unique_ptr<VirtualSpaceNode>> nodes_;
   // Kernel calls of nodes already unmapped, so the totals never go backwards.
   size_t retired_commit_calls_ = 0;

@@ -10,25 +10,36 @@ namespace metaspace {
 
 std::unique_ptr<VirtualSpaceNode> VirtualSpaceNode::create(const NodeGeometry& geometry,
                                                            uintptr_t wish,
-                                                           CommitLimiter& limiter) {
+                                                           CommitLimiter& limiter,
+                                                           std::atomic<size_t>* space_committed) {
   char* base = nullptr;
   if (os::reserve(geometry.reserve_bytes, geometry.root_chunk_bytes, wish, &base) != MS_OK) {
     return nullptr;
   }
-  return std::unique_ptr<VirtualSpaceNode>(new VirtualSpaceNode(geometry, base, limiter));
+  std::unique_ptr<VirtualSpaceNode> node(
+      new VirtualSpaceNode(geometry, base, limiter, space_committed));
+  if (node->chunk_starts_.init(base, geometry.reserve_bytes, geometry.min_chunk_bytes,
+                               geometry.root_chunk_bytes) != MS_OK) {
+    return nullptr;  // the destructor releases the range
+  }
+  return node;
 }
 
 VirtualSpaceNode::VirtualSpaceNode(const NodeGeometry& geometry, char* base,
-                                   CommitLimiter& limiter)
+                                   CommitLimiter& limiter, std::atomic<size_t>* space_committed)
     : geometry_(geometry),
       base_(base),
       top_(base),
       mask_(base, geometry.reserve_bytes, geometry.granule_bytes),
       limiter_(limiter),
-      area_open_(geometry.reserve_bytes / geometry.root_chunk_bytes, false) {}
+      area_open_(geometry.reserve_bytes / geometry.root_chunk_bytes, false),
+      space_committed_(space_committed) {}
 
 VirtualSpaceNode::~VirtualSpaceNode() {
   limiter_.release(mask_.committed_bytes());
+  if (space_committed_ != nullptr) {
+    space_committed_->fetch_sub(mask_.committed_bytes(), std::memory_order_relaxed);
+  }
   if (!unmapped_ && os::release(base_, geometry_.reserve_bytes) != MS_OK) {
     // Nobody is left to retry: the address space leaks, the memory must not.
     (void)os::uncommit(base_, geometry_.reserve_bytes, /*protect=*/false);
@@ -68,6 +79,7 @@ ms_error_t VirtualSpaceNode::commit_run(size_t first, size_t last) {
     return err;
   }
   mask_.mark_committed(p, bytes);
+  if (space_committed_ != nullptr) space_committed_->fetch_add(bytes, std::memory_order_relaxed);
   return MS_OK;
 }
 
@@ -125,6 +137,9 @@ ms_error_t VirtualSpaceNode::uncommit(char* p, size_t bytes) {
     if (err != MS_OK) return err;
     mask_.mark_uncommitted(run, run_bytes);
     limiter_.release(run_bytes);
+    if (space_committed_ != nullptr) {
+      space_committed_->fetch_sub(run_bytes, std::memory_order_relaxed);
+    }
     g = run_end;
   }
   return MS_OK;

@@ -17,12 +17,14 @@
 
 #include <metaspace/metaspace.h>
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <vector>
 
 #include "commit/commit_limiter.hpp"
 #include "commit/commit_mask.hpp"
+#include "vspace/chunk_start_table.hpp"
 
 namespace metaspace {
 
@@ -31,13 +33,16 @@ struct NodeGeometry {
   size_t root_chunk_bytes;  // power of 2
   size_t granule_bytes;     // power of 2, page size .. root_chunk_bytes
   bool protect_uncommitted; // checked mode: uncommitted memory faults on access
+  size_t min_chunk_bytes = 1024;  // slot size of the chunk start table (the smallest chunk)
 };
 
 class VirtualSpaceNode {
  public:
   // Reserves the region (at `wish` if non-zero) and returns the node, or null with the error set.
+  // `space_committed`, if given, follows the node's committed bytes (the list's O(1) total).
   static std::unique_ptr<VirtualSpaceNode> create(const NodeGeometry& geometry, uintptr_t wish,
-                                                  CommitLimiter& limiter);
+                                                  CommitLimiter& limiter,
+                                                  std::atomic<size_t>* space_committed = nullptr);
   ~VirtualSpaceNode();
   VirtualSpaceNode(const VirtualSpaceNode&) = delete;
   VirtualSpaceNode& operator=(const VirtualSpaceNode&) = delete;
@@ -68,6 +73,9 @@ class VirtualSpaceNode {
   ms_error_t unmap();
 
   const CommitMask& mask() const { return mask_; }
+  // Which chunk starts where (kept by the chunk layer): O(1) address → chunk.
+  ChunkStartTable& chunk_starts() { return chunk_starts_; }
+  const ChunkStartTable& chunk_starts() const { return chunk_starts_; }
   size_t committed_bytes() const { return mask_.committed_bytes(); }
   // Kernel calls made so far to change access rights or return memory.
   size_t commit_calls() const { return commit_calls_; }
@@ -76,7 +84,8 @@ class VirtualSpaceNode {
   bool verify() const;
 
  private:
-  VirtualSpaceNode(const NodeGeometry& geometry, char* base, CommitLimiter& limiter);
+  VirtualSpaceNode(const NodeGeometry& geometry, char* base, CommitLimiter& limiter,
+                   std::atomic<size_t>* space_committed);
   ms_error_t commit_run(size_t first, size_t last);
   // Makes the root chunk areas overlapping [p, p + bytes) read-write if they are not yet.
   ms_error_t open_areas(char* p, size_t bytes);
@@ -87,6 +96,8 @@ class VirtualSpaceNode {
   CommitMask mask_;
   CommitLimiter& limiter_;
   std::vector<bool> area_open_;  // per root chunk area: made read-write
+  std::atomic<size_t>* const space_committed_;
+  ChunkStartTable chunk_starts_;
   size_t commit_calls_ = 0;
   size_t uncommit_calls_ = 0;
   bool unmapped_ = false;

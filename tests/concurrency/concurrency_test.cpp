@@ -15,18 +15,13 @@
 #include <thread>
 #include <vector>
 
+#include "support/failures.hpp"
+
 namespace {
 
 constexpr auto kRunTime = std::chrono::milliseconds(1500);
 
-struct Failures {
-  std::mutex lock;
-  std::vector<std::string> messages;
-  void add(std::string m) {
-    std::lock_guard<std::mutex> guard(lock);
-    if (messages.size() < 20) messages.push_back(std::move(m));
-  }
-};
+using metaspace::test::Failures;
 
 // Fills a block with a pattern and checks it later: two owners of the same memory would show.
 void fill(void* p, size_t n, unsigned char tag) { std::memset(p, tag, n); }

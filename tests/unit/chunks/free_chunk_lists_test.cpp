@@ -33,13 +33,41 @@ TEST(FreeChunkLists, CommittedChunksComeFirst) {
   EXPECT_EQ(lists.count(), 4u);
   EXPECT_EQ(lists.bytes(), MiB);
   EXPECT_TRUE(none.is_free());
-  // Front: the committed ones (latest first); back: the others in arrival order.
+  // Front: the fully committed ones (latest first), then the partly committed ones, then those
+  // with nothing committed; purge looks no further than the last partly committed one.
   EXPECT_EQ(lists.first(4), &full2);
   EXPECT_EQ(full2.next, &full1);
-  EXPECT_EQ(full1.next, &none);
-  EXPECT_EQ(none.next, &part);
+  EXPECT_EQ(full1.next, &part);
+  EXPECT_EQ(part.next, &none);
+  EXPECT_EQ(lists.last_committed(4), &part);
+  lists.remove(&part);
+  EXPECT_EQ(lists.last_committed(4), &full1);
+  EXPECT_TRUE(lists.verify()) << ms_last_error_text();
+  lists.add(&part);
   EXPECT_EQ(lists.find_committed(4, 256 * KiB), &full2);
   EXPECT_EQ(lists.find_committed(3, 0), nullptr) << "empty level";
+}
+
+TEST(FreeChunkLists, UncommittedChunksStayBehindTheCommittedPart) {
+  FreeChunkLists lists(13);
+  Chunk a = make(4, 256 * KiB, 0);
+  Chunk b = make(4, 256 * KiB, 0);
+  lists.add(&a);
+  lists.add(&b);
+  EXPECT_EQ(lists.last_committed(4), nullptr) << "nothing for purge to visit";
+  Chunk p1 = make(4, 256 * KiB, 4 * KiB);
+  Chunk p2 = make(4, 256 * KiB, 8 * KiB);
+  lists.add(&p1);
+  lists.add(&p2);
+  EXPECT_EQ(lists.first(4), &p1);
+  EXPECT_EQ(p1.next, &p2);
+  EXPECT_EQ(p2.next, &a);
+  EXPECT_EQ(lists.last_committed(4), &p2);
+  EXPECT_TRUE(lists.verify()) << ms_last_error_text();
+  lists.remove(&p1);
+  lists.remove(&p2);
+  EXPECT_EQ(lists.last_committed(4), nullptr);
+  EXPECT_TRUE(lists.verify()) << ms_last_error_text();
 }
 
 TEST(FreeChunkLists, PartlyCommittedHeadServesSmallerNeeds) {
@@ -76,11 +104,16 @@ TEST(FreeChunkLists, VerifyCatchesBrokenOrdering) {
   Chunk none = make(4, 256 * KiB, 0);
   lists.add(&full);
   lists.add(&none);
-  none.committed_bytes = none.bytes;  // committed behind the list's back: now out of order
-  EXPECT_TRUE(lists.verify()) << "full, full is fine";
-  full.committed_bytes = 0;
+  // Committed behind the list's back: committed memory in the part purge never looks at.
+  none.committed_bytes = none.bytes;
   EXPECT_FALSE(lists.verify());
   EXPECT_EQ(ms_last_error(), MS_ERR_CORRUPTED);
+  none.committed_bytes = 0;
+  EXPECT_TRUE(lists.verify()) << ms_last_error_text();
+  Chunk full2 = make(4, 256 * KiB, 256 * KiB);
+  lists.add(&full2);  // full2, full, none
+  full2.committed_bytes = 64 * KiB;  // a fully committed chunk behind a partly committed one
+  EXPECT_FALSE(lists.verify());
 }
 
 TEST(FreeChunkLists, VerifyCatchesAChunkOnTheWrongLevel) {

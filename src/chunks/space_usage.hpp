@@ -1,0 +1,67 @@
+// What the arenas of one space have handed out, as counters that anyone may read at any time
+// without a lock: ms_get_usage in O(1), and the totals of ms_get_stats without visiting loaders.
+//
+// The arenas keep them on their slow paths only (the inline bump path stays free of atomics):
+// each arena remembers what it last added and adds the difference ("folds" its state in) at the
+// end of a slow-path call in which a chunk changed hands or 16 KiB moved (Arena::fold_if_due).
+// So the counters lag, per loader, by what it bumped inline since (at most the committed rest of
+// its current chunk, which until then counts as free in chunks) and by less than 16 KiB of frees
+// and reuses. A statistics snapshot folds every loader it visits, so a quiet metaspace's
+// counters are exact after one.
+//
+// Memory is counted where it lies: a non-class free block in a class alignment gap is class
+// space memory. Every counter is a sum of non-negative contributions, each applied as one atomic
+// add, in an order that never makes one of them pass below zero (see Arena::fold_usage).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace metaspace {
+
+struct SpaceUsage {
+  static constexpr int kOrigins = 3;  // arena/free_blocks.hpp: BlockOrigin
+
+  // Handed out and not freed: bumped off chunks, minus free blocks and fences lying here.
+  std::atomic<size_t> used_bytes{0};
+  // Blocks awaiting reuse that lie in this space, by origin (BlockOrigin).
+  std::atomic<size_t> free_block_bytes[kOrigins] = {};
+  // Free blocks held by the arenas of this space, wherever they lie (the report's count).
+  std::atomic<size_t> free_block_count{0};
+  // Checked mode: fences lying in this space.
+  std::atomic<size_t> fence_bytes{0};
+
+  // A reader that needs several counters consistent with each other (the accounting identity of
+  // a snapshot) reads them between two looks at these: no update in flight and none completed in
+  // between (a seqlock for any number of concurrent writers). Writers: begin, adds, end.
+  std::atomic<uint64_t> writers{0};
+  std::atomic<uint64_t> version{0};
+
+  void begin_update() { writers.fetch_add(1, std::memory_order_seq_cst); }
+  void end_update() {
+    version.fetch_add(1, std::memory_order_seq_cst);
+    writers.fetch_sub(1, std::memory_order_seq_cst);
+  }
+  // Version to compare after the read, or false if an update is in flight.
+  bool read_begin(uint64_t* v) const {
+    *v = version.load(std::memory_order_seq_cst);
+    return writers.load(std::memory_order_seq_cst) == 0;
+  }
+  bool read_end(uint64_t v) const {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return writers.load(std::memory_order_seq_cst) == 0 &&
+           version.load(std::memory_order_seq_cst) == v;
+  }
+
+  void add(std::atomic<size_t>& counter, size_t before, size_t after) {
+    if (after != before) counter.fetch_add(after - before, std::memory_order_relaxed);
+  }
+  size_t free_bytes() const {
+    size_t n = 0;
+    for (const auto& f : free_block_bytes) n += f.load(std::memory_order_relaxed);
+    return n;
+  }
+};
+
+}  // namespace metaspace

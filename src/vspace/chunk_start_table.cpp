@@ -1,0 +1,37 @@
+#include "vspace/chunk_start_table.hpp"
+
+#include <sys/mman.h>
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "os/fault_injection.hpp"
+#include "os/os_memory.hpp"
+
+namespace metaspace {
+
+// Bookkeeping, not metaspace memory: mapped read-write at once (the kernel supplies zero pages
+// as slots are first written), so it costs neither a commit call nor a kernel mapping per area.
+ms_error_t ChunkStartTable::init(const char* base, size_t range_bytes, size_t unit_bytes,
+                                 size_t root_bytes) {
+  size_t bytes = align_up(range_bytes / unit_bytes * sizeof(Chunk*), os::page_size());
+  void* p = os::fault_now(os::FaultPoint::kBookkeeping)
+                ? MAP_FAILED
+                : mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    return fail(MS_ERR_OUT_OF_MEMORY, "chunk start table of %zu bytes could not be mapped",
+                bytes);
+  }
+  base_ = base;
+  slots_ = static_cast<Chunk**>(p);
+  mapped_bytes_ = bytes;
+  unit_shift_ = log2_exact(unit_bytes);
+  root_shift_ = log2_exact(root_bytes);
+  return MS_OK;
+}
+
+ChunkStartTable::~ChunkStartTable() {
+  if (slots_ != nullptr) munmap(slots_, mapped_bytes_);
+}
+
+}  // namespace metaspace

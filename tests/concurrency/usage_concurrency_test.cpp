@@ -1,0 +1,123 @@
+// ms_get_usage and ms_get_stats polled while loaders are created, fill, free and die on other
+// threads (run under TSan with the `concurrency` label): the counters are read without loader
+// locks, the identity holds in every snapshot, and once the workers stop, ms_get_usage equals the
+// snapshot's totals exactly.
+#include <gtest/gtest.h>
+#include <metaspace/metaspace.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/failures.hpp"
+
+namespace {
+
+using metaspace::test::Failures;
+
+TEST(UsageConcurrency, CountersAgreeWithTheSnapshotUnderConcurrentLoaders) {
+  ms_settings_t s;
+  ms_settings_init(&s);
+  s.class_alignment_bytes = 256;  // gaps: non-class blocks in class space, counted there
+  ms_metaspace_t* ms = ms_create(&s);
+  ASSERT_NE(ms, nullptr) << ms_last_error_text();
+  std::atomic<bool> stop{false};
+  Failures failures;
+  ms_loader_t* shared = ms_loader_create(ms, MS_LOADER_STANDARD, MS_LOADER_SHARED);
+
+  auto worker = [&](unsigned seed) {
+    std::mt19937 rng(seed);
+    std::vector<std::pair<ms_loader_t*, std::vector<std::pair<void*, size_t>>>> mine;
+    while (!stop.load()) {
+      unsigned dice = rng() % 100;
+      if (mine.empty() || dice < 20) {
+        ms_loader_t* l = ms_loader_create(ms, dice % 3 == 0 ? MS_LOADER_MICRO : MS_LOADER_STANDARD, 0);
+        if (l == nullptr) { failures.add(ms_last_error_text()); return; }
+        mine.push_back({l, {}});
+      } else if (dice < 75) {
+        auto& [l, blocks] = mine[rng() % mine.size()];
+        for (int k = 0; k < 20; k++) {
+          ms_space_t sp = k == 0 ? MS_SPACE_CLASS : MS_SPACE_NONCLASS;
+          size_t bytes = k == 0 ? 500 + rng() % 300 : 8 + rng() % 400;
+          void* p = ms_allocate(l, sp, bytes);
+          if (p == nullptr) { failures.add(ms_last_error_text()); return; }
+          blocks.push_back({p, bytes});
+        }
+        void* p = ms_allocate(shared, MS_SPACE_NONCLASS, 24);
+        if (p == nullptr) failures.add(ms_last_error_text());
+      } else if (dice < 90) {
+        auto& [l, blocks] = mine[rng() % mine.size()];
+        for (int k = 0; k < 5 && !blocks.empty(); k++) {
+          auto [p, bytes] = blocks.back();
+          blocks.pop_back();
+          if (ms_deallocate(l, p, bytes) != MS_OK) failures.add(ms_last_error_text());
+        }
+      } else {
+        size_t i = rng() % mine.size();
+        if (ms_loader_destroy(mine[i].first) != MS_OK) failures.add(ms_last_error_text());
+        mine.erase(mine.begin() + static_cast<long>(i));
+      }
+    }
+    for (auto& [l, blocks] : mine) ms_loader_destroy(l);
+  };
+
+  auto observer = [&] {
+    int rounds = 0;
+    while (!stop.load()) {
+      ms_usage_t u{};
+      u.size = sizeof u;
+      if (ms_get_usage(ms, &u) != MS_OK) failures.add(ms_last_error_text());
+      if (u.total.used_bytes > u.total.committed_bytes ||
+          u.total.committed_bytes > u.total.reserved_bytes) {
+        failures.add("usage: used " + std::to_string(u.total.used_bytes) + ", committed " +
+                     std::to_string(u.total.committed_bytes) + ", reserved " +
+                     std::to_string(u.total.reserved_bytes));
+      }
+      if (++rounds % 16 == 0) {
+        ms_stats_t st;
+        if (ms_get_stats(ms, &st) != MS_OK) failures.add(ms_last_error_text());
+        for (const ms_space_stats_t* sp : {&st.space[0], &st.space[1], &st.total}) {
+          size_t sum = sp->used_bytes + sp->free_in_chunks_bytes + sp->free_chunks_bytes +
+                       sp->free_blocks_bytes + sp->fence_bytes;
+          if (sum != sp->committed_bytes || sp->free_in_chunks_bytes > sp->committed_bytes) {
+            failures.add("identity broken under load: committed " +
+                         std::to_string(sp->committed_bytes) + ", free in chunks " +
+                         std::to_string(sp->free_in_chunks_bytes));
+          }
+        }
+      }
+      if (rounds % 256 == 0 && ms_verify(ms) != MS_OK) failures.add(ms_last_error_text());
+    }
+  };
+
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < 3; t++) threads.emplace_back(worker, 100 + t);
+  threads.emplace_back(observer);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  stop.store(true);
+  for (auto& t : threads) t.join();
+  for (const std::string& f : failures.messages) ADD_FAILURE() << f;
+
+  // Quiet now: after one snapshot the counters are exact, and usage is the snapshot's.
+  ms_stats_t st;
+  ASSERT_EQ(ms_get_stats(ms, &st), MS_OK);
+  ms_usage_t u{};
+  u.size = sizeof u;
+  ASSERT_EQ(ms_get_usage(ms, &u), MS_OK);
+  for (int i = 0; i < 2; i++) {
+    EXPECT_EQ(u.space[i].used_bytes, st.space[i].used_bytes) << "space " << i;
+    EXPECT_EQ(u.space[i].committed_bytes, st.space[i].committed_bytes) << "space " << i;
+    EXPECT_EQ(u.space[i].reserved_bytes, st.space[i].reserved_bytes) << "space " << i;
+  }
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  ms_loader_destroy(shared);
+  ASSERT_EQ(ms_get_usage(ms, &u), MS_OK);
+  EXPECT_EQ(u.total.used_bytes, 0u);
+  ms_destroy(ms);
+}
+
+}  // namespace

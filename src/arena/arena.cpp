@@ -100,14 +100,16 @@ void* Arena::allocate(size_t bytes) {
 Arena::Contribution Arena::contribution() const {
   Contribution c;
   c.consumed = retired_consumed_ + (chunks_ != nullptr ? static_cast<size_t>(top() - chunks_->base) : 0);
-  for (int o = 0; o < kBlockOrigins; o++) {
-    for (int f = 0; f < 2; f++) {
-      c.free_bytes[o][f] = free_blocks_.bytes_of(static_cast<BlockOrigin>(o), f == 1);
+  if (free_blocks_ != nullptr) {
+    for (int o = 0; o < kBlockOrigins; o++) {
+      for (int f = 0; f < 2; f++) {
+        c.free_bytes[o][f] = free_blocks_->bytes_of(static_cast<BlockOrigin>(o), f == 1);
+      }
     }
+    c.free_count = free_blocks_->count();
   }
   c.fence_bytes[1] = foreign_fence_count_ * Fence::kBytes;
   c.fence_bytes[0] = fence_count_ * Fence::kBytes - c.fence_bytes[1];
-  c.free_count = free_blocks_.count();
   return c;
 }
 
@@ -382,7 +384,8 @@ bool Arena::owns(const void* p, size_t bytes) const {
 
 size_t Arena::handed_out_bytes() const {
   size_t total = 0;
-  for (const Arena* a : {this, donor_}) {
+  const Arena* arenas[2] = {this, donor_};
+  for (const Arena* a : arenas) {
     if (a == nullptr) continue;
     for (const Chunk* c = a->chunks_; c != nullptr; c = c->next) {
       total += c == a->chunks_ ? static_cast<size_t>(a->top() - c->base) : c->used_bytes;

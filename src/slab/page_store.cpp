@@ -1,5 +1,7 @@
 #include "slab/page_store.hpp"
 
+#include <algorithm>
+
 #include "common/assert.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
@@ -16,20 +18,27 @@ PageStore::PageStore(const Options& options) : options_(options), page_bytes_(os
     base_ = nullptr;
     return;
   }
-  // Read-write at once: one kernel call, one mapping. The reservation is MAP_NORESERVE, so
-  // this costs neither memory nor commit charge; pages cost memory only once touched.
-  if (os::commit(base_, bytes) != MS_OK) {
+  bits_ = reinterpret_cast<uint64_t*>(base_);
+  bits_per_page_ = page_bytes_ * 8;
+  size_t bitmap_bytes = align_up(align_up(pages_, kBitsPerWord) / 8, page_bytes_);
+  // The bitmap is written anywhere in it as pages are taken: open it now (128 KiB for 4 GiB).
+  if (!ensure_open(bitmap_bytes)) {
     os::release(base_, bytes);
     base_ = nullptr;
     return;
   }
-  bits_ = reinterpret_cast<uint64_t*>(base_);
-  bits_per_page_ = page_bytes_ * 8;
-  size_t bitmap_bytes = align_up(align_up(pages_, kBitsPerWord) / 8, page_bytes_);
   bitmap_page_committed_.assign(bitmap_bytes / page_bytes_, 0);
   first_page_ = bitmap_bytes / page_bytes_;
   next_page_ = first_page_;
   hint_ = first_page_;
+}
+
+bool PageStore::ensure_open(size_t bytes) {
+  if (bytes <= open_bytes_) return true;
+  size_t end = std::min(align_up(bytes, kOpenStepBytes), pages_ * page_bytes_);
+  if (os::commit(base_ + open_bytes_, end - open_bytes_) != MS_OK) return false;
+  open_bytes_ = end;
+  return true;
 }
 
 PageStore::~PageStore() {
@@ -98,6 +107,7 @@ char* PageStore::allocate_pages(size_t pages) {
     return nullptr;
   }
   size_t first = next_page_;
+  if (!ensure_open((first + pages) * page_bytes_)) return nullptr;
   for (size_t i = 0; i < pages; i++) set_taken(first + i);
   next_page_ += pages;
   committed_pages_ += pages;

@@ -18,8 +18,12 @@
 // its pages that became all zero. (A stack of free page indices cost 4 bytes per free page and
 // kept 1.2 MB after 1 M micro loaders died.)
 //
-// Access rights: the whole range is made read-write once, when reserved (MAP_NORESERVE: no
-// memory, no commit charge), so it stays one mapping and growing costs no kernel call.
+// Access rights: the range is reserved inaccessible and opened read-write from the bottom, 1 MiB
+// at a time, as the pages in use first reach it; an opened prefix stays open (one mapping, no
+// kernel call while bookkeeping shrinks and grows again below it). Opening the whole 4 GiB range
+// at once cost no memory, but every byte made writable counts against RLIMIT_DATA and, under
+// strict overcommit (vm.overcommit_memory=2), against the commit charge: with it, ms_create failed
+// under a 64 MiB data limit. Opening by the MiB costs one mprotect per MiB of bookkeeping.
 //
 // Not thread-safe: the slab allocator above it holds its lock.
 #pragma once
@@ -86,8 +90,13 @@ class PageStore {
   // Lowest free page in [hint_, next_page_), or kNone.
   uint32_t find_free();
 
+  // Makes [base_, base_ + bytes) read-write if it is not yet; false with the error set.
+  bool ensure_open(size_t bytes);
+  static constexpr size_t kOpenStepBytes = size_t{1} << 20;
+
   const Options options_;
   size_t page_bytes_;
+  size_t open_bytes_ = 0;     // [base_, base_ + open_bytes_) is read-write
   char* base_ = nullptr;
   size_t pages_ = 0;          // in the whole range
   size_t first_page_ = 0;     // first page after the bitmap

@@ -529,7 +529,15 @@ class Session {
     check_pattern(b, "before free");
     // The size must round to the same words; any size that does is the same block.
     size_t size = in_.u8() & 1 ? b.rounded : b.bytes;
+    FaultWatch w = watch();
     ms_error_t e = ms_deallocate(l->handle, b.p, size);
+    // A loader's first free makes its free-block structure: an injected bookkeeping failure
+    // refuses the free, and the block stays live and intact.
+    if (e == MS_ERR_OUT_OF_MEMORY && fired(w, static_cast<int>(os::FaultPoint::kBookkeeping))) {
+      check_pattern(b, "after a refused free");
+      stats_.refused++;
+      return;
+    }
     FUZZ_CHECK(e == MS_OK, "free of live block %p (%zu bytes): %s", (void*)b.p, b.bytes,
                ms_error_name(e));
     if (checked_ && b.rounded >= 256) {

@@ -31,13 +31,13 @@ ms_usage_t usage_of(ms_metaspace_t* ms) {
   const ms_space_stats_t* spaces[3] = {&st.space[0], &st.space[1], &st.total};
   for (const ms_space_stats_t* sp : spaces) {
     size_t sum = sp->used_bytes + sp->free_in_chunks_bytes + sp->free_chunks_bytes +
-                 sp->free_blocks_bytes + sp->fence_bytes;
+                 sp->free_blocks_bytes + sp->fence_bytes + sp->overhead_bytes;
     if (sum != sp->committed_bytes || sp->free_in_chunks_bytes > sp->committed_bytes) {
       return ::testing::AssertionFailure()
              << "committed " << sp->committed_bytes << " != used " << sp->used_bytes
              << " + free in chunks " << sp->free_in_chunks_bytes << " + free chunks "
              << sp->free_chunks_bytes << " + free blocks " << sp->free_blocks_bytes
-             << " + fences " << sp->fence_bytes;
+             << " + fences " << sp->fence_bytes << " + overhead " << sp->overhead_bytes;
     }
   }
   return ::testing::AssertionSuccess();
@@ -180,7 +180,9 @@ TEST(Usage, SnapshotHoldsAtMostOneLoaderLock) {
 
   FILE* sink = std::fopen("/dev/null", "w");
   ASSERT_NE(sink, nullptr);
-  ms_report_options_t options{0, 1, 1, 1};
+  ms_report_options_t options;
+  ms_report_options_init(&options);
+  options.per_loader = 1;
   auto report = std::async(std::launch::async, [&] { return ms_print_report(ms, sink, &options); });
   // The report visits b, then blocks on a; b's lock must be free again by then.
   EXPECT_EQ(report.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);

@@ -56,8 +56,11 @@ LoaderMetaspace* Metaspace::create_loader(ms_loader_kind_t kind, unsigned flags)
     return nullptr;
   }
   std::lock_guard<std::mutex> guard(registry_lock_);
-  auto* l = new LoaderMetaspace(*nonclass_, *class_space_, limiter_, handle());
-  l->open(kind, flags, settings_.checked != 0);
+  // Owned here until it is linked: if opening it fails (std::bad_alloc, caught at the C API),
+  // nothing is left behind.
+  auto owned = std::make_unique<LoaderMetaspace>(*nonclass_, *class_space_, limiter_, handle());
+  owned->open(kind, flags, settings_.checked != 0);
+  LoaderMetaspace* l = owned.release();
   l->prev_ = nullptr;
   l->next_ = live_;
   if (live_ != nullptr) live_->prev_ = l;

@@ -113,8 +113,14 @@ typedef struct ms_settings {
 #define MS_REPORT_TEXT 1
 #define MS_REPORT_JSON 2
 
-/* Fills in the defaults (and `size`). Always call before changing fields. */
+/* Fills in the defaults (and `size`). Always call before changing fields. The macro passes the
+ * caller's sizeof(ms_settings_t), so that a library newer than the caller's header writes only
+ * the caller's bytes; FFI callers call ms_settings_init_sized with their struct's size (a size
+ * below the 0.2 layout is MS_ERR_INVALID_ARGUMENT and nothing is written). The function
+ * ms_settings_init assumes the 0.2 layout. */
+ms_error_t ms_settings_init_sized(ms_settings_t* settings, size_t size) MS__NOEXCEPT;
 void ms_settings_init(ms_settings_t* settings) MS__NOEXCEPT;
+#define ms_settings_init(settings) ms_settings_init_sized((settings), sizeof(ms_settings_t))
 
 /* Options from text, mimalloc/jemalloc style: "key=value,key=value", applied over *settings.
  * Keys: reclaim=none|balanced|aggressive, granule=16k, root_chunk=4m, node=64m, class_space=1g,
@@ -239,8 +245,11 @@ typedef struct ms_report_options {
   int free_lists;  /* free chunks per level, not only per space */
 } ms_report_options_t;
 
-/* The defaults that NULL options stand for (and `size`). */
+/* The defaults that NULL options stand for (and `size`); sized like ms_settings_init. */
+ms_error_t ms_report_options_init_sized(ms_report_options_t* options, size_t size) MS__NOEXCEPT;
 void ms_report_options_init(ms_report_options_t* options) MS__NOEXCEPT;
+#define ms_report_options_init(options) \
+  ms_report_options_init_sized((options), sizeof(ms_report_options_t))
 
 ms_error_t ms_print_report(ms_metaspace_t* ms, FILE* out,
                            const ms_report_options_t* options) MS__NOEXCEPT;

@@ -24,6 +24,7 @@ using metaspace::api::barrier_void;
 // The header's macros pass the caller's struct sizes; here the functions of those names.
 #undef ms_get_stats
 #undef ms_loader_get_stats
+#undef ms_settings_init
 
 namespace {
 
@@ -73,10 +74,25 @@ bool read_settings(const ms_settings_t* in, ms_settings_t* out) {
 
 extern "C" {
 
+ms_error_t ms_settings_init_sized(ms_settings_t* settings, size_t size) noexcept {
+  return barrier_error("ms_settings_init", [&] {
+    if (settings == nullptr) return MS_OK;  // documented no-op
+    size_t bytes = 0;
+    if (size == 0 || !metaspace::api::caller_struct_bytes("settings", size,
+                                                          sizeof(ms_settings_t),
+                                                          metaspace::api::kSettingsBytesV0_2,
+                                                          &bytes)) {
+      return size == 0 ? fail(MS_ERR_INVALID_ARGUMENT, "settings size 0") : ms_last_error();
+    }
+    ms_settings_t defaults = metaspace::default_settings();
+    defaults.size = bytes;
+    std::memcpy(settings, &defaults, bytes);
+    return MS_OK;
+  });
+}
+
 void ms_settings_init(ms_settings_t* settings) noexcept {
-  if (settings == nullptr) return;
-  *settings = metaspace::default_settings();
-  settings->size = sizeof(ms_settings_t);
+  ms_settings_init_sized(settings, metaspace::api::kSettingsBytesV0_2);
 }
 
 ms_metaspace_t* ms_create(const ms_settings_t* settings) noexcept {

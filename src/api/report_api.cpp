@@ -15,6 +15,8 @@
 
 using metaspace::Metaspace;
 
+#undef ms_report_options_init
+
 namespace {
 
 using Formatter = void (*)(FILE*, const metaspace::ReportInput&, const ms_report_options_t&);
@@ -89,10 +91,25 @@ ms_error_t report_to_callback(ms_metaspace_t* handle, ms_write_fn write, void* u
 
 extern "C" {
 
+ms_error_t ms_report_options_init_sized(ms_report_options_t* options, size_t size) noexcept {
+  return metaspace::api::barrier_error("ms_report_options_init", [&] {
+    if (options == nullptr) return MS_OK;
+    size_t bytes = 0;
+    if (size == 0 ||
+        !metaspace::api::caller_struct_bytes("report options", size, sizeof(ms_report_options_t),
+                                             metaspace::api::kReportOptionsBytesV0_2, &bytes)) {
+      return size == 0 ? metaspace::fail(MS_ERR_INVALID_ARGUMENT, "report options size 0")
+                       : ms_last_error();
+    }
+    ms_report_options_t defaults = metaspace::default_report_options();
+    defaults.size = bytes;
+    std::memcpy(options, &defaults, bytes);
+    return MS_OK;
+  });
+}
+
 void ms_report_options_init(ms_report_options_t* options) noexcept {
-  if (options == nullptr) return;
-  *options = metaspace::default_report_options();
-  options->size = sizeof *options;
+  ms_report_options_init_sized(options, metaspace::api::kReportOptionsBytesV0_2);
 }
 
 ms_error_t ms_print_report(ms_metaspace_t* ms, FILE* out,

@@ -9,12 +9,22 @@
 
 namespace metaspace::api {
 
-// The sizes of the first layouts that carried a size (0.2). A size field of 0 stands for these
-// (zero-initialized structs); when a struct grows, its constant here stays the 0.2 figure.
-inline constexpr size_t kSettingsBytesV0_2 = sizeof(ms_settings_t);
-inline constexpr size_t kReportOptionsBytesV0_2 = sizeof(ms_report_options_t);
-inline constexpr size_t kStatsBytesV0_2 = sizeof(ms_stats_t);
-inline constexpr size_t kLoaderStatsBytesV0_2 = sizeof(ms_loader_stats_t);
+// The sizes of the first layouts that carried a size (0.2): up to the last field 0.2 has,
+// padded as the compiler pads the struct. They stay these figures when fields are appended: a
+// caller with the 0.2 layout gets defaults for the newer fields. A size field of 0 stands for
+// these (zero-initialized structs).
+constexpr size_t layout_bytes(size_t end_of_last_field, size_t alignment) {
+  return (end_of_last_field + alignment - 1) / alignment * alignment;
+}
+inline constexpr size_t kSettingsBytesV0_2 =
+    layout_bytes(offsetof(ms_settings_t, verbose) + sizeof(int), alignof(ms_settings_t));
+inline constexpr size_t kReportOptionsBytesV0_2 = layout_bytes(
+    offsetof(ms_report_options_t, free_lists) + sizeof(int), alignof(ms_report_options_t));
+inline constexpr size_t kStatsBytesV0_2 =
+    layout_bytes(offsetof(ms_stats_t, uncommits) + sizeof(size_t), alignof(ms_stats_t));
+inline constexpr size_t kLoaderStatsBytesV0_2 = layout_bytes(
+    offsetof(ms_loader_stats_t, chunks_by_level) + sizeof(size_t) * 2 * MS_MAX_CHUNK_LEVELS,
+    alignof(ms_loader_stats_t));
 
 // The bytes to copy for a caller that says `size`, or false with MS_ERR_INVALID_ARGUMENT: a
 // size below the first layout is garbage (the init function was not called), a size above

@@ -4,8 +4,9 @@ What any FFI caller needs to do, shown here for Python:
   * load libmetaspace.so.<major>.<minor> and check ms_version() against the header version the
     struct layouts below were written for;
   * allocate through ms_alloc (the exported form of the header's inline ms_allocate);
-  * set `size` in ms_settings_t / ms_report_options_t (here: ms_settings_init does it) and pass
-    the struct size to ms_get_stats_sized / ms_loader_get_stats_sized;
+  * initialize ms_settings_t / ms_report_options_t with ms_settings_init_sized /
+    ms_report_options_init_sized and pass the struct size to ms_get_stats_sized /
+    ms_loader_get_stats_sized: the library then reads and writes only the bytes this struct has;
   * keep callbacks alive as long as the library may call them, and never raise through them.
 """
 from ._lib import (  # noqa: F401

@@ -119,7 +119,7 @@ for name, res, args in [
     ("ms_last_error", _E, []),
     ("ms_last_error_text", ctypes.c_char_p, []),
     ("ms_error_name", ctypes.c_char_p, [_E]),
-    ("ms_settings_init", None, [ctypes.POINTER(Settings)]),
+    ("ms_settings_init_sized", _E, [ctypes.POINTER(Settings), _SZ]),
     ("ms_settings_parse", _E, [ctypes.POINTER(Settings), ctypes.c_char_p]),
     ("ms_settings_from_env", _E, [ctypes.POINTER(Settings)]),
     ("ms_create", _P, [ctypes.POINTER(Settings)]),
@@ -135,7 +135,7 @@ for name, res, args in [
     ("ms_is_class_space", ctypes.c_int, [_P, _P]),
     ("ms_encode_class", ctypes.c_uint32, [_P, _P]),
     ("ms_decode_class", _P, [_P, ctypes.c_uint32]),
-    ("ms_report_options_init", None, [ctypes.POINTER(ReportOptions)]),
+    ("ms_report_options_init_sized", _E, [ctypes.POINTER(ReportOptions), _SZ]),
     ("ms_print_report_cb", _E, [_P, WRITE_FN, _P, ctypes.POINTER(ReportOptions)]),
     ("ms_write_report_json_cb", _E, [_P, WRITE_FN, _P, ctypes.POINTER(ReportOptions)]),
 ]:
@@ -204,7 +204,7 @@ class Loader:
 class Metaspace:
     def __init__(self, options=None, from_env=False, **fields):
         s = Settings()
-        lib.ms_settings_init(ctypes.byref(s))
+        _check(lib.ms_settings_init_sized(ctypes.byref(s), ctypes.sizeof(s)))
         if from_env:
             _check(lib.ms_settings_from_env(ctypes.byref(s)))
         if options:
@@ -259,7 +259,7 @@ class Metaspace:
                 pass
 
         o = ReportOptions()
-        lib.ms_report_options_init(ctypes.byref(o))
+        _check(lib.ms_report_options_init_sized(ctypes.byref(o), ctypes.sizeof(o)))
         o.per_loader = int(per_loader)
         o.scale = scale
         fn = lib.ms_write_report_json_cb if json else lib.ms_print_report_cb

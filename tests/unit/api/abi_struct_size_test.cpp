@@ -95,6 +95,29 @@ TEST(AbiSettings, InitSetsSizeAndZeroSizeIsTheFirstLayout) {
   EXPECT_NE(std::strstr(ms_last_error_text(), "_init"), nullptr) << ms_last_error_text();
 }
 
+TEST(AbiSettings, InitWritesOnlyTheCallersBytes) {
+  std::vector<unsigned char> buffer(sizeof(ms_settings_t) + 32, 0xAB);
+  auto* s = reinterpret_cast<ms_settings_t*>(buffer.data());
+  ASSERT_EQ(ms_settings_init_sized(s, sizeof(ms_settings_t)), MS_OK);
+  for (size_t i = sizeof(ms_settings_t); i < buffer.size(); i++) ASSERT_EQ(buffer[i], 0xAB) << i;
+  EXPECT_EQ(s->size, sizeof(ms_settings_t));
+  EXPECT_EQ(s->reclaim, MS_RECLAIM_BALANCED);
+  // A size below the 0.2 layout: refused, nothing written.
+  std::fill(buffer.begin(), buffer.end(), 0xAB);
+  EXPECT_EQ(ms_settings_init_sized(s, offsetof(ms_settings_t, checked)), MS_ERR_INVALID_ARGUMENT);
+  for (unsigned char b : buffer) ASSERT_EQ(b, 0xAB);
+  EXPECT_EQ(ms_settings_init_sized(s, sizeof(ms_settings_t) + 8), MS_ERR_INVALID_ARGUMENT);
+  // The plain exported function (FFI, 0.2 layout) and the macro agree.
+  ms_settings_t a, b;
+  ms_settings_init(&a);
+  (ms_settings_init)(&b);
+  EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0);
+  ms_report_options_t o;
+  ASSERT_EQ(ms_report_options_init_sized(&o, sizeof o), MS_OK);
+  EXPECT_EQ(o.size, sizeof o);
+  EXPECT_EQ(ms_report_options_init_sized(&o, 4), MS_ERR_INVALID_ARGUMENT);
+}
+
 TEST(AbiSettings, VersionIsTheHeadersVersion) {
   std::string expected = std::to_string(MS_VERSION_MAJOR) + "." +
                          std::to_string(MS_VERSION_MINOR) + "." + std::to_string(MS_VERSION_PATCH);

@@ -1,7 +1,8 @@
 //! Raw bindings to `include/metaspace/metaspace.h` 0.2: the C API as `extern "C"` items and
 //! `#[repr(C)]` structs. Allocation goes through `ms_alloc`, the exported form of the header's
-//! inline `ms_allocate`. Input structs carry their `size` (set by `ms_settings_init` /
-//! `ms_report_options_init`); output structs are passed with `size_of` to the `*_sized` calls.
+//! inline `ms_allocate`. Structs are passed with `size_of` of these definitions to the `*_sized`
+//! calls (`ms_settings_init_sized`, `ms_get_stats_sized`, ...), so the library touches only the
+//! bytes they have.
 #![allow(non_camel_case_types)]
 
 use std::os::raw::{c_char, c_int, c_uint, c_void};
@@ -115,7 +116,7 @@ extern "C" {
     pub fn ms_last_error() -> ms_error_t;
     pub fn ms_last_error_text() -> *const c_char;
     pub fn ms_error_name(e: ms_error_t) -> *const c_char;
-    pub fn ms_settings_init(settings: *mut ms_settings_t);
+    pub fn ms_settings_init_sized(settings: *mut ms_settings_t, size: usize) -> ms_error_t;
     pub fn ms_settings_parse(settings: *mut ms_settings_t, options: *const c_char) -> ms_error_t;
     pub fn ms_settings_from_env(settings: *mut ms_settings_t) -> ms_error_t;
     pub fn ms_create(settings: *const ms_settings_t) -> *mut ms_metaspace_t;
@@ -132,7 +133,8 @@ extern "C" {
     pub fn ms_is_class_space(ms: *const ms_metaspace_t, p: *const c_void) -> c_int;
     pub fn ms_encode_class(ms: *const ms_metaspace_t, p: *const c_void) -> u32;
     pub fn ms_decode_class(ms: *const ms_metaspace_t, narrow: u32) -> *mut c_void;
-    pub fn ms_report_options_init(options: *mut ms_report_options_t);
+    pub fn ms_report_options_init_sized(options: *mut ms_report_options_t, size: usize)
+        -> ms_error_t;
     pub fn ms_print_report_cb(ms: *mut ms_metaspace_t, write: ms_write_fn, user: *mut c_void,
                               options: *const ms_report_options_t) -> ms_error_t;
     pub fn ms_write_report_json_cb(ms: *mut ms_metaspace_t, write: ms_write_fn,

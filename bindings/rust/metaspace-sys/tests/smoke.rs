@@ -16,7 +16,7 @@ fn create_allocate_report_destroy() {
         assert_eq!(version, env!("CARGO_PKG_VERSION"));
 
         let mut s = MaybeUninit::<ms_settings_t>::uninit();
-        ms_settings_init(s.as_mut_ptr());
+        assert_eq!(ms_settings_init_sized(s.as_mut_ptr(), size_of::<ms_settings_t>()), MS_OK);
         let mut s = s.assume_init();
         assert_eq!(s.size, size_of::<ms_settings_t>());
         let opts = CString::new("granule=16k,reclaim=aggressive").unwrap();

@@ -76,18 +76,8 @@ extern "C" {
 
 ms_error_t ms_settings_init_sized(ms_settings_t* settings, size_t size) noexcept {
   return barrier_error("ms_settings_init", [&] {
-    if (settings == nullptr) return MS_OK;  // documented no-op
-    size_t bytes = 0;
-    if (size == 0 || !metaspace::api::caller_struct_bytes("settings", size,
-                                                          sizeof(ms_settings_t),
-                                                          metaspace::api::kSettingsBytesV0_2,
-                                                          &bytes)) {
-      return size == 0 ? fail(MS_ERR_INVALID_ARGUMENT, "settings size 0") : ms_last_error();
-    }
-    ms_settings_t defaults = metaspace::default_settings();
-    defaults.size = bytes;
-    std::memcpy(settings, &defaults, bytes);
-    return MS_OK;
+    return metaspace::api::init_sized("settings", settings, size, metaspace::default_settings(),
+                                      metaspace::api::kSettingsBytesV0_2);
   });
 }
 

@@ -93,18 +93,9 @@ extern "C" {
 
 ms_error_t ms_report_options_init_sized(ms_report_options_t* options, size_t size) noexcept {
   return metaspace::api::barrier_error("ms_report_options_init", [&] {
-    if (options == nullptr) return MS_OK;
-    size_t bytes = 0;
-    if (size == 0 ||
-        !metaspace::api::caller_struct_bytes("report options", size, sizeof(ms_report_options_t),
-                                             metaspace::api::kReportOptionsBytesV0_2, &bytes)) {
-      return size == 0 ? metaspace::fail(MS_ERR_INVALID_ARGUMENT, "report options size 0")
-                       : ms_last_error();
-    }
-    ms_report_options_t defaults = metaspace::default_report_options();
-    defaults.size = bytes;
-    std::memcpy(options, &defaults, bytes);
-    return MS_OK;
+    return metaspace::api::init_sized("report options", options, size,
+                                      metaspace::default_report_options(),
+                                      metaspace::api::kReportOptionsBytesV0_2);
   });
 }
 

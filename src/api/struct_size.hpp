@@ -6,6 +6,9 @@
 #include <metaspace/metaspace.h>
 
 #include <cstddef>
+#include <cstring>
+
+#include "common/error.hpp"
 
 namespace metaspace::api {
 
@@ -31,5 +34,18 @@ inline constexpr size_t kLoaderStatsBytesV0_2 = layout_bytes(
 // ours comes from a newer header than this library.
 bool caller_struct_bytes(const char* what, size_t size, size_t ours, size_t first_layout,
                          size_t* bytes);
+
+// The body of the *_init_sized functions: `defaults`, with its size field, written over the
+// caller's first `size` bytes.
+template <class T>
+ms_error_t init_sized(const char* what, T* out, size_t size, T defaults, size_t first_layout) {
+  if (out == nullptr) return MS_OK;  // documented no-op
+  if (size == 0) return fail(MS_ERR_INVALID_ARGUMENT, "%s size 0", what);
+  size_t bytes = 0;
+  if (!caller_struct_bytes(what, size, sizeof(T), first_layout, &bytes)) return ms_last_error();
+  defaults.size = bytes;
+  std::memcpy(out, &defaults, bytes);
+  return MS_OK;
+}
 
 }  // namespace metaspace::api

@@ -6,12 +6,12 @@ LAB        := $(BUILD)/release/tools/lab/metaspace-lab
 RESULTS    := results
 PREFIX     := $(CURDIR)/$(BUILD)/install
 
-.PHONY: run test deps release debug tsan example bench fuzz clean
+.PHONY: run test deps release debug tsan example bindings bench fuzz clean
 
 run: deps release
 	$(LAB) compare interleaved --spike --out $(RESULTS)
 
-test: deps release debug tsan example
+test: deps release debug tsan example bindings
 	ctest --preset release -j2
 	ctest --preset debug -j2
 	ctest --preset tsan
@@ -39,8 +39,25 @@ example: release
 	cmake --build $(BUILD)/example
 	$(BUILD)/example/loaders
 	cc examples/loaders/loaders.c -o $(BUILD)/example/loaders-pc \
-	  $$(PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config --cflags --libs metaspace)
+	  $$(PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config --cflags --libs metaspace) \
+	  -Wl,-rpath,$(PREFIX)/lib
 	$(BUILD)/example/loaders-pc > /dev/null
+	! readelf -d $(BUILD)/example/loaders-pc | grep -q 'libstdc++'
+	cc examples/loaders/loaders.c -o $(BUILD)/example/loaders-static \
+	  $$(PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config --cflags --libs metaspace-static)
+	$(BUILD)/example/loaders-static > /dev/null
+	! readelf -d $(BUILD)/example/loaders-static | grep -q 'libmetaspace'
+	@echo "example: shared (pkg-config metaspace) and static (metaspace-static) C builds ran"
+
+# The bindings over the shared library: Python (ctypes, pytest) and Rust (cargo, if installed).
+bindings: release
+	cmake --build --preset release --target metaspace_shared
+	METASPACE_LIBRARY=$(CURDIR)/$(BUILD)/release/libmetaspace.so PYTHONPATH=bindings/python \
+	  python3 -m pytest -q -p no:cacheprovider bindings/python/tests
+	if command -v cargo >/dev/null; then \
+	  METASPACE_LIB_DIR=$(CURDIR)/$(BUILD)/release CARGO_TARGET_DIR=$(CURDIR)/$(BUILD)/rust \
+	    cargo test --offline -q --manifest-path bindings/rust/metaspace-sys/Cargo.toml; \
+	else echo "bindings: cargo not installed, Rust crate skipped"; fi
 
 bench: deps release
 	scripts/bench.sh

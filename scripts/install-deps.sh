@@ -2,7 +2,7 @@
 # Installs what building, testing and the lab need on a Debian machine; a no-op when all is there.
 set -euo pipefail
 
-packages=(g++ cmake ninja-build make pkg-config libgtest-dev libbenchmark-dev libmimalloc-dev
+packages=(g++ cmake ninja-build make pkg-config binutils python3-pip libgtest-dev libbenchmark-dev libmimalloc-dev
           libjemalloc-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev python3 python3-matplotlib
           clang libclang-rt-14-dev)
 
@@ -10,11 +10,17 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
 
-echo "installing: ${missing[*]}"
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The Python bindings' tests (bindings/python) run with pytest, installed with pip when missing.
+if ! python3 -m pytest --version >/dev/null 2>&1; then
+  echo "installing: pytest (pip)"
+  python3 -m pip install --quiet pytest || python3 -m pip install --quiet --break-system-packages pytest
+fi

@@ -12,6 +12,13 @@
  * Errors
  *   Functions that can fail return NULL or an ms_error_t and record the error for the calling
  *   thread: ms_last_error() / ms_last_error_text(). A failed call leaves all state consistent.
+ *   No C++ exception ever leaves the library: a failed allocation of its own bookkeeping is
+ *   MS_ERR_OUT_OF_MEMORY. Callbacks (GC threshold, report output) must not throw or longjmp.
+ *
+ * ABI (docs/abi.md)
+ *   Structs the caller fills in (ms_settings_t, ms_report_options_t) start with `size`, set by
+ *   their *_init function; structs the library fills in are passed with their size by the
+ *   ms_get_stats / ms_loader_get_stats macros. New fields are only ever appended.
  */
 #ifndef METASPACE_METASPACE_H
 #define METASPACE_METASPACE_H
@@ -22,10 +29,16 @@
 
 #ifdef __cplusplus
 extern "C" {
+#define MS__NOEXCEPT noexcept
+#else
+#define MS__NOEXCEPT
 #endif
 
+/* The library's version: the one place it is written (CMake reads it from here). While the major
+ * version is 0, a new minor version may change the ABI (docs/abi.md). */
 #define MS_VERSION_MAJOR 0
-#define MS_VERSION_MINOR 1
+#define MS_VERSION_MINOR 2
+#define MS_VERSION_PATCH 0
 
 /* A C caller may pass any int where an enum is expected, and the library refuses values out of
  * range (MS_ERR_INVALID_ARGUMENT). In C++ (the library's language) such a value is only valid for
@@ -77,6 +90,8 @@ typedef enum ms_reclaim MS__INT_ENUM {
 typedef void (*ms_gc_callback_t)(ms_metaspace_t* ms, size_t committed_bytes, void* user);
 
 typedef struct ms_settings {
+  size_t size;                    /* sizeof(ms_settings_t) the caller was built with (set by
+                                     ms_settings_init); 0 is read as the 0.2 layout */
   ms_reclaim_t reclaim;           /* default MS_RECLAIM_BALANCED */
   size_t commit_granule_bytes;    /* 0: the reclaim policy's default; else power of 2, page..1 MiB */
   size_t root_chunk_bytes;        /* default 4 MiB; power of 2, 64 KiB..64 MiB */
@@ -96,38 +111,63 @@ typedef struct ms_settings {
   unsigned gc_min_free_percent;   /* 0..99; default 40 */
   unsigned gc_max_free_percent;   /* gc_min_free_percent..100 (100: never lowered); default 70 */
   size_t gc_min_expansion_bytes;  /* default 256 KiB */
+  int report_at_exit;             /* MS_REPORT_TEXT/JSON: the report goes to stderr at ms_destroy,
+                                     or at process exit for a metaspace still alive then */
+  int verbose;                    /* 1: one line on stderr at ms_create and ms_destroy */
 } ms_settings_t;
 
-/* Fills in the defaults. Always call before changing fields. */
-void ms_settings_init(ms_settings_t* settings);
+#define MS_REPORT_NONE 0
+#define MS_REPORT_TEXT 1
+#define MS_REPORT_JSON 2
 
-ms_metaspace_t* ms_create(const ms_settings_t* settings);  /* NULL settings: defaults */
+/* Fills in the defaults (and `size`). Always call before changing fields. The macro passes the
+ * caller's sizeof(ms_settings_t), so that a library newer than the caller's header writes only
+ * the caller's bytes; FFI callers call ms_settings_init_sized with their struct's size (a size
+ * below the 0.2 layout is MS_ERR_INVALID_ARGUMENT and nothing is written). The function
+ * ms_settings_init assumes the 0.2 layout. */
+ms_error_t ms_settings_init_sized(ms_settings_t* settings, size_t size) MS__NOEXCEPT;
+void ms_settings_init(ms_settings_t* settings) MS__NOEXCEPT;
+#define ms_settings_init(settings) ms_settings_init_sized((settings), sizeof(ms_settings_t))
+
+/* Options from text, mimalloc/jemalloc style: "key=value,key=value", applied over *settings.
+ * Keys: reclaim=none|balanced|aggressive, granule=16k, root_chunk=4m, node=64m, class_space=1g,
+ * class_base=0x..., class_alignment=8, max_committed=256m, gc_threshold=64m, checked=0|1,
+ * report_at_exit=none|text|json, verbose=0|1 (sizes take k, m, g suffixes, binary). An unknown
+ * key or a bad value is MS_ERR_INVALID_ARGUMENT naming it, and *settings is left unchanged.
+ * Values are range-checked by ms_create, as for settings set in code. */
+ms_error_t ms_settings_parse(ms_settings_t* settings, const char* options) MS__NOEXCEPT;
+/* ms_settings_parse of the environment variable METASPACE_OPTIONS (unset or empty: MS_OK, no
+ * change). Read when called: a runtime that wants users to configure it calls this between
+ * ms_settings_init and ms_create. */
+ms_error_t ms_settings_from_env(ms_settings_t* settings) MS__NOEXCEPT;
+
+ms_metaspace_t* ms_create(const ms_settings_t* settings) MS__NOEXCEPT;  /* NULL: defaults */
 /* Releases every loader and unmaps all reserved memory. */
-void ms_destroy(ms_metaspace_t* ms);
+void ms_destroy(ms_metaspace_t* ms) MS__NOEXCEPT;
 
-ms_loader_t* ms_loader_create(ms_metaspace_t* ms, ms_loader_kind_t kind, unsigned flags);
+ms_loader_t* ms_loader_create(ms_metaspace_t* ms, ms_loader_kind_t kind, unsigned flags) MS__NOEXCEPT;
 /* Returns all the loader's memory at once. Later calls with this handle are errors. */
-ms_error_t ms_loader_destroy(ms_loader_t* loader);
+ms_error_t ms_loader_destroy(ms_loader_t* loader) MS__NOEXCEPT;
 
 /* Out-of-line part of ms_allocate; call ms_allocate. */
-void* ms_allocate_slow(ms_loader_t* loader, ms_space_t space, size_t bytes);
+void* ms_allocate_slow(ms_loader_t* loader, ms_space_t space, size_t bytes) MS__NOEXCEPT;
 
 /* Premature deallocation: the block is kept for reuse by the same loader. bytes must be the size
  * that was requested. */
-ms_error_t ms_deallocate(ms_loader_t* loader, void* p, size_t bytes);
+ms_error_t ms_deallocate(ms_loader_t* loader, void* p, size_t bytes) MS__NOEXCEPT;
 
 /* Returns the memory of free chunks to the OS (balanced policy); cheap to call after unloading. */
-void ms_purge(ms_metaspace_t* ms);
+void ms_purge(ms_metaspace_t* ms) MS__NOEXCEPT;
 
 /* Narrow (compressed) class pointers: (p - base) >> shift. 0 encodes NULL. */
-uint32_t ms_encode_class(const ms_metaspace_t* ms, const void* p);
-void* ms_decode_class(const ms_metaspace_t* ms, uint32_t narrow);
-uintptr_t ms_class_space_base(const ms_metaspace_t* ms);
-unsigned ms_class_shift(const ms_metaspace_t* ms);
-unsigned ms_narrow_class_bits(const ms_metaspace_t* ms);  /* bits needed for the whole range */
-int ms_is_class_space(const ms_metaspace_t* ms, const void* p);
+uint32_t ms_encode_class(const ms_metaspace_t* ms, const void* p) MS__NOEXCEPT;
+void* ms_decode_class(const ms_metaspace_t* ms, uint32_t narrow) MS__NOEXCEPT;
+uintptr_t ms_class_space_base(const ms_metaspace_t* ms) MS__NOEXCEPT;
+unsigned ms_class_shift(const ms_metaspace_t* ms) MS__NOEXCEPT;
+unsigned ms_narrow_class_bits(const ms_metaspace_t* ms) MS__NOEXCEPT;  /* bits for the range */
+int ms_is_class_space(const ms_metaspace_t* ms, const void* p) MS__NOEXCEPT;
 
-void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb, void* user);
+void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb, void* user) MS__NOEXCEPT;
 /* The GC threshold contract: gc_callback runs (outside all locks) when committed memory reaches
  * the threshold, and also whenever the cap (max_committed_bytes) refuses a commit; after a
  * refusal the allocation is tried once more, so MS_ERR_LIMIT comes only after the runtime was
@@ -135,7 +175,7 @@ void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb, 
  * policy in ms_settings_t. ms_gc_done applies the policy now (a runtime that collects
  * asynchronously calls it when the collection finished; from the callback it tells the new
  * threshold) and returns the new threshold (0: none set). */
-size_t ms_gc_done(ms_metaspace_t* ms);
+size_t ms_gc_done(ms_metaspace_t* ms) MS__NOEXCEPT;
 
 /* Statistics. The totals come from counters read consistently under the two chunk managers'
  * locks, after every loader was visited (one at a time, never two loader locks at once) to bring
@@ -183,7 +223,12 @@ typedef struct ms_stats {
   size_t commits, uncommits;      /* calls into the kernel so far */
 } ms_stats_t;
 
-ms_error_t ms_get_stats(ms_metaspace_t* ms, ms_stats_t* out);
+/* The library fills in the first out_size bytes (sizeof(ms_stats_t) of the caller's header), so
+ * that a caller built against an older header, with a shorter struct, keeps working. The macro
+ * passes that size; the function ms_get_stats (for FFI) assumes the 0.2 layout. */
+ms_error_t ms_get_stats_sized(ms_metaspace_t* ms, ms_stats_t* out, size_t out_size) MS__NOEXCEPT;
+ms_error_t ms_get_stats(ms_metaspace_t* ms, ms_stats_t* out) MS__NOEXCEPT;
+#define ms_get_stats(ms, out) ms_get_stats_sized((ms), (out), sizeof(ms_stats_t))
 
 typedef struct ms_loader_stats {
   ms_loader_kind_t kind;
@@ -197,13 +242,19 @@ typedef struct ms_loader_stats {
   size_t chunks_by_level[2][MS_MAX_CHUNK_LEVELS];
 } ms_loader_stats_t;
 
-ms_error_t ms_loader_get_stats(ms_loader_t* loader, ms_loader_stats_t* out);
+/* As ms_get_stats: the macro passes the caller's struct size. */
+ms_error_t ms_loader_get_stats_sized(ms_loader_t* loader, ms_loader_stats_t* out,
+                                     size_t out_size) MS__NOEXCEPT;
+ms_error_t ms_loader_get_stats(ms_loader_t* loader, ms_loader_stats_t* out) MS__NOEXCEPT;
+#define ms_loader_get_stats(loader, out) \
+  ms_loader_get_stats_sized((loader), (out), sizeof(ms_loader_stats_t))
 
 /* Usage in O(1), for callers that poll (a memory MXBean read): counters kept up to date as the
  * library works, read without any loader lock, so it never waits for a loader and never makes
  * one wait. `used` lags, per loader, by what it bumped on the inline fast path (at most the
  * committed rest of its current chunk) and by less than 16 KiB of frees and reuses since its
- * counters were last brought up to date; ms_get_stats brings them all up to date. `overhead` is the library's own bookkeeping, outside
+ * counters were last brought up to date; ms_get_stats brings them all up to date. `overhead` is the
+ * library's own bookkeeping, part of
  * `committed`. Set `size` to sizeof(ms_usage_t) before the call (callers built against an older,
  * shorter struct get only the fields they know). */
 typedef struct ms_space_usage {
@@ -219,7 +270,7 @@ typedef struct ms_usage {
   ms_space_usage_t total;
 } ms_usage_t;
 
-ms_error_t ms_get_usage(ms_metaspace_t* ms, ms_usage_t* usage);
+ms_error_t ms_get_usage(ms_metaspace_t* ms, ms_usage_t* usage) MS__NOEXCEPT;
 
 /* Reports in the spirit of jcmd VM.metaspace, from one snapshot. The text report has sections
  * Total usage, Virtual space, Chunk freelists, Waste, Settings, and optionally usage per loader
@@ -227,23 +278,53 @@ ms_error_t ms_get_usage(ms_metaspace_t* ms, ms_usage_t* usage);
  * docs/report-schema.md). NULL options: dynamic scale, per-kind table and per-level freelists on,
  * per-loader table off. Output errors are the stream's (ferror). */
 typedef struct ms_report_options {
+  size_t size;     /* sizeof(ms_report_options_t) the caller was built with (ms_report_options_init);
+                      0 is read as the 0.2 layout */
   char scale;      /* 0 = dynamic, 'B', 'K', 'M', 'G' (binary multiples); text report only */
   int per_loader;  /* table of live loaders: kind, allocations, used/committed/capacity, chunks */
   int per_kind;    /* the same summed per loader kind */
   int free_lists;  /* free chunks per level, not only per space */
 } ms_report_options_t;
 
-ms_error_t ms_print_report(ms_metaspace_t* ms, FILE* out, const ms_report_options_t* options);
-ms_error_t ms_write_report_json(ms_metaspace_t* ms, FILE* out, const ms_report_options_t* options);
+/* The defaults that NULL options stand for (and `size`); sized like ms_settings_init. */
+ms_error_t ms_report_options_init_sized(ms_report_options_t* options, size_t size) MS__NOEXCEPT;
+void ms_report_options_init(ms_report_options_t* options) MS__NOEXCEPT;
+#define ms_report_options_init(options) \
+  ms_report_options_init_sized((options), sizeof(ms_report_options_t))
+
+ms_error_t ms_print_report(ms_metaspace_t* ms, FILE* out,
+                           const ms_report_options_t* options) MS__NOEXCEPT;
+ms_error_t ms_write_report_json(ms_metaspace_t* ms, FILE* out,
+                                const ms_report_options_t* options) MS__NOEXCEPT;
+
+/* The same reports delivered to a callback, piece by piece (no FILE* needed: a runtime's own
+ * logger, or a language without C stdio). `write` is called with text that is not
+ * NUL-terminated; it runs in the calling thread while the report is being formatted (the
+ * snapshot is taken first, no library lock is held) and must not call back into this metaspace. */
+typedef void (*ms_write_fn)(void* user, const char* text, size_t length);
+ms_error_t ms_print_report_cb(ms_metaspace_t* ms, ms_write_fn write, void* user,
+                              const ms_report_options_t* options) MS__NOEXCEPT;
+ms_error_t ms_write_report_json_cb(ms_metaspace_t* ms, ms_write_fn write, void* user,
+                                   const ms_report_options_t* options) MS__NOEXCEPT;
 
 /* Checks every invariant; MS_OK or MS_ERR_CORRUPTED/MS_ERR_OVERWRITE (details in last error text). */
-ms_error_t ms_verify(ms_metaspace_t* ms);
+ms_error_t ms_verify(ms_metaspace_t* ms) MS__NOEXCEPT;
 
-ms_error_t ms_last_error(void);
-const char* ms_last_error_text(void);
-const char* ms_error_name(ms_error_t e);
+ms_error_t ms_last_error(void) MS__NOEXCEPT;
+const char* ms_last_error_text(void) MS__NOEXCEPT;
+/* The version of the library actually linked, "MAJOR.MINOR.PATCH" (the header's macros say which
+ * one the caller was compiled against). */
+const char* ms_version(void) MS__NOEXCEPT;
+const char* ms_error_name(ms_error_t e) MS__NOEXCEPT;
 
-/* ---- inline fast path: private layout, may change with any version ---- */
+/* ms_allocate as a real, exported function: for FFI callers (Python, Rust, Go...), compilers
+ * without GNU builtins and anyone who cannot compile the inline fast path. Same contract. */
+void* ms_alloc(ms_loader_t* loader, ms_space_t space, size_t bytes) MS__NOEXCEPT;
+
+/* ---- inline fast path ----
+ * Private layout: only this header's inline code may touch it. It is part of the ABI of one
+ * soname (docs/abi.md): a change of it changes the soname and the symbol version, so an
+ * executable compiled against another layout never runs against this library. */
 
 struct ms__bump {
   char* top;         /* next free byte of the current chunk */
@@ -253,20 +334,30 @@ struct ms__bump {
 };
 
 struct ms__loader_head {
+  /* (uintptr_t)loader ^ ms__handle_secret while the loader is alive, else 0. A handle that is
+   * not a live loader (another struct, the metaspace handle, freed memory) almost surely has
+   * something else in its first word, so the fast path refuses it without touching it further
+   * and the slow path reports MS_ERR_INVALID_ARGUMENT or MS_ERR_DESTROYED. The address binding
+   * refuses copies and self-pointing words; the per-process secret, patterns fixed at compile
+   * time. */
+  uintptr_t cookie;
   struct ms__bump bump[2];  /* indexed by ms_space_t */
 };
 
-#if defined(__GNUC__)
+/* Chosen at random when the first metaspace is created, never changed after (loaders exist only
+ * after that); non-zero before. Read by the inline fast path only. */
+extern uintptr_t ms__handle_secret;
+
+#if defined(__GNUC__) && !defined(MS_NO_INLINE_FAST_PATH)
 #define MS__LIKELY(x) __builtin_expect(!!(x), 1)
-#else
-#define MS__LIKELY(x) (x)
-#endif
 
 /* Allocates bytes (rounded up to 8, or to the class alignment in class space) from the loader.
  * NULL on failure with the reason in ms_last_error(). The fast path is a pointer bump. */
-static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t bytes) {
-  if (MS__LIKELY(loader != NULL && (unsigned)space <= 1u)) {
-    struct ms__bump* b = &((struct ms__loader_head*)loader)->bump[space];
+static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t bytes) MS__NOEXCEPT {
+  struct ms__loader_head* head = (struct ms__loader_head*)loader;
+  if (MS__LIKELY(loader != NULL && (unsigned)space <= 1u &&
+                 head->cookie == ((uintptr_t)loader ^ ms__handle_secret))) {
+    struct ms__bump* b = &head->bump[space];
     char* top = __atomic_load_n(&b->top, __ATOMIC_RELAXED);
     char* end = __atomic_load_n(&b->end, __ATOMIC_RELAXED);
     size_t n = (bytes + 7u) & ~(size_t)7u;
@@ -281,6 +372,12 @@ static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t by
   }
   return ms_allocate_slow(loader, space, bytes);
 }
+#else
+/* Without GNU atomics builtins (or with MS_NO_INLINE_FAST_PATH): the exported call. */
+static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t bytes) MS__NOEXCEPT {
+  return ms_alloc(loader, space, bytes);
+}
+#endif
 
 #ifdef __cplusplus
 }

@@ -1,11 +1,17 @@
 // Thin C++ API over metaspace.h: RAII owners for a metaspace and its loaders, errors as
 // exceptions where construction fails. Allocation stays the inline C fast path.
+//
+// Lifetimes: a Loader shares ownership of its metaspace, so a Loader that outlives the
+// Metaspace object it came from keeps the C metaspace alive (ms_destroy runs when the last of
+// them goes); destroying loaders after their metaspace is never a use of freed memory. Every
+// type is movable; a moved-from object is empty and may only be destroyed or assigned to.
 #pragma once
 
 #include <metaspace/metaspace.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -15,7 +21,7 @@ namespace ms {
 class Error : public std::runtime_error {
  public:
   explicit Error(ms_error_t code) : std::runtime_error(ms_last_error_text()), code_(code) {}
-  ms_error_t code() const { return code_; }
+  ms_error_t code() const noexcept { return code_; }
 
  private:
   ms_error_t code_;
@@ -23,43 +29,67 @@ class Error : public std::runtime_error {
 
 class Settings {
  public:
-  Settings() { ms_settings_init(&s_); }
-  Settings& reclaim(ms_reclaim_t r) { s_.reclaim = r; return *this; }
-  Settings& commit_granule(size_t bytes) { s_.commit_granule_bytes = bytes; return *this; }
-  Settings& root_chunk(size_t bytes) { s_.root_chunk_bytes = bytes; return *this; }
-  Settings& node_size(size_t bytes) { s_.node_bytes = bytes; return *this; }
-  Settings& class_space(size_t bytes, uintptr_t base = 0) {
+  Settings() noexcept { ms_settings_init(&s_); }
+  Settings& reclaim(ms_reclaim_t r) noexcept { s_.reclaim = r; return *this; }
+  Settings& commit_granule(size_t bytes) noexcept { s_.commit_granule_bytes = bytes; return *this; }
+  Settings& root_chunk(size_t bytes) noexcept { s_.root_chunk_bytes = bytes; return *this; }
+  Settings& node_size(size_t bytes) noexcept { s_.node_bytes = bytes; return *this; }
+  Settings& class_space(size_t bytes, uintptr_t base = 0) noexcept {
     s_.class_space_bytes = bytes;
     s_.class_space_base = base;
     return *this;
   }
-  Settings& class_alignment(size_t bytes) { s_.class_alignment_bytes = bytes; return *this; }
-  Settings& max_committed(size_t bytes) { s_.max_committed_bytes = bytes; return *this; }
-  Settings& gc_threshold(size_t bytes, ms_gc_callback_t cb, void* user) {
+  Settings& class_alignment(size_t bytes) noexcept { s_.class_alignment_bytes = bytes; return *this; }
+  Settings& max_committed(size_t bytes) noexcept { s_.max_committed_bytes = bytes; return *this; }
+  Settings& gc_threshold(size_t bytes, ms_gc_callback_t cb, void* user) noexcept {
     s_.gc_threshold_bytes = bytes;
     s_.gc_callback = cb;
     s_.gc_callback_user = user;
     return *this;
   }
-  Settings& checked(bool on) { s_.checked = on ? 1 : 0; return *this; }
-  const ms_settings_t& c() const { return s_; }
+  Settings& checked(bool on) noexcept { s_.checked = on ? 1 : 0; return *this; }
+  // METASPACE_OPTIONS-style text ("granule=16k,reclaim=aggressive"); throws Error if refused.
+  Settings& options(const char* text) {
+    ms_error_t e = ms_settings_parse(&s_, text);
+    if (e != MS_OK) throw Error(e);
+    return *this;
+  }
+  // The METASPACE_OPTIONS environment variable; throws Error if refused.
+  Settings& from_env() {
+    ms_error_t e = ms_settings_from_env(&s_);
+    if (e != MS_OK) throw Error(e);
+    return *this;
+  }
+  const ms_settings_t& c() const noexcept { return s_; }
 
  private:
   ms_settings_t s_;
 };
 
+namespace detail {
+struct DestroyMetaspace {
+  void operator()(ms_metaspace_t* ms) const noexcept { ms_destroy(ms); }
+};
+using SharedMetaspace = std::shared_ptr<ms_metaspace_t>;
+}  // namespace detail
+
 class Loader {
  public:
-  Loader() = default;
-  Loader(ms_metaspace_t* ms, ms_loader_kind_t kind, unsigned flags = 0)
-      : l_(ms_loader_create(ms, kind, flags)) {
-    if (l_ == nullptr) throw Error(ms_last_error());
+  Loader() noexcept = default;
+  // Throws Error if the loader cannot be created.
+  Loader(detail::SharedMetaspace owner, ms_loader_kind_t kind, unsigned flags = 0)
+      : owner_(std::move(owner)), l_(ms_loader_create(owner_.get(), kind, flags)) {
+    if (l_ == nullptr) {
+      owner_.reset();
+      throw Error(ms_last_error());
+    }
   }
   ~Loader() { reset(); }
-  Loader(Loader&& o) noexcept : l_(std::exchange(o.l_, nullptr)) {}
+  Loader(Loader&& o) noexcept : owner_(std::move(o.owner_)), l_(std::exchange(o.l_, nullptr)) {}
   Loader& operator=(Loader&& o) noexcept {
     if (this != &o) {
       reset();
+      owner_ = std::move(o.owner_);
       l_ = std::exchange(o.l_, nullptr);
     }
     return *this;
@@ -68,68 +98,91 @@ class Loader {
   Loader& operator=(const Loader&) = delete;
 
   // Null on failure (ms_last_error() says why): allocation failure is an expected event.
-  void* allocate(ms_space_t space, size_t bytes) { return ms_allocate(l_, space, bytes); }
-  void* allocate_class(size_t bytes) { return ms_allocate(l_, MS_SPACE_CLASS, bytes); }
-  ms_error_t deallocate(void* p, size_t bytes) { return ms_deallocate(l_, p, bytes); }
+  void* allocate(ms_space_t space, size_t bytes) noexcept { return ms_allocate(l_, space, bytes); }
+  void* allocate_class(size_t bytes) noexcept { return ms_allocate(l_, MS_SPACE_CLASS, bytes); }
+  ms_error_t deallocate(void* p, size_t bytes) noexcept { return ms_deallocate(l_, p, bytes); }
   ms_loader_stats_t stats() const {
     ms_loader_stats_t s{};
     if (ms_loader_get_stats(l_, &s) != MS_OK) throw Error(ms_last_error());
     return s;
   }
-  void reset() {
+  // Destroys the loader (its memory goes back at once); the metaspace is released too if this
+  // was the last owner.
+  void reset() noexcept {
     if (l_ != nullptr) ms_loader_destroy(std::exchange(l_, nullptr));
+    owner_.reset();
   }
-  ms_loader_t* get() const { return l_; }
+  ms_loader_t* get() const noexcept { return l_; }
+  explicit operator bool() const noexcept { return l_ != nullptr; }
 
  private:
+  detail::SharedMetaspace owner_;  // declared first: destroyed after the loader
   ms_loader_t* l_ = nullptr;
 };
 
 class Metaspace {
  public:
-  explicit Metaspace(const Settings& settings = Settings()) : ms_(ms_create(&settings.c())) {
-    if (ms_ == nullptr) throw Error(ms_last_error());
-  }
-  ~Metaspace() { ms_destroy(ms_); }
+  // Throws Error if the settings are refused or memory cannot be reserved.
+  explicit Metaspace(const Settings& settings = Settings()) : ms_(create(settings)) {}
+  Metaspace(Metaspace&&) noexcept = default;
+  Metaspace& operator=(Metaspace&&) noexcept = default;
   Metaspace(const Metaspace&) = delete;
   Metaspace& operator=(const Metaspace&) = delete;
 
   Loader create_loader(ms_loader_kind_t kind, unsigned flags = 0) {
     return Loader(ms_, kind, flags);
   }
-  void purge() { ms_purge(ms_); }
+  void purge() noexcept { ms_purge(ms_.get()); }
   ms_stats_t stats() const {
     ms_stats_t s{};
-    if (ms_get_stats(ms_, &s) != MS_OK) throw Error(ms_last_error());
+    if (ms_get_stats(ms_.get(), &s) != MS_OK) throw Error(ms_last_error());
     return s;
   }
   void verify() const {
-    ms_error_t e = ms_verify(ms_);
+    ms_error_t e = ms_verify(ms_.get());
     if (e != MS_OK) throw Error(e);
   }
   void print_report(FILE* out = stdout, const ms_report_options_t* options = nullptr) const {
-    ms_error_t e = ms_print_report(ms_, out, options);
+    ms_error_t e = ms_print_report(ms_.get(), out, options);
     if (e != MS_OK) throw Error(e);
+  }
+  std::string report_text(const ms_report_options_t* options = nullptr) const {
+    return collect(ms_print_report_cb, options);
   }
   std::string report_json(const ms_report_options_t* options = nullptr) const {
-    char* buf = nullptr;
-    size_t len = 0;
-    FILE* f = open_memstream(&buf, &len);
-    if (f == nullptr) throw std::runtime_error("open_memstream failed");
-    ms_error_t e = ms_write_report_json(ms_, f, options);
-    std::fclose(f);
-    std::string json(buf, len);
-    std::free(buf);
-    if (e != MS_OK) throw Error(e);
-    return json;
+    return collect(ms_write_report_json_cb, options);
   }
-  uint32_t encode(const void* klass) const { return ms_encode_class(ms_, klass); }
-  void* decode(uint32_t narrow) const { return ms_decode_class(ms_, narrow); }
-  unsigned narrow_bits() const { return ms_narrow_class_bits(ms_); }
-  ms_metaspace_t* get() const { return ms_; }
+  uint32_t encode(const void* klass) const noexcept { return ms_encode_class(ms_.get(), klass); }
+  void* decode(uint32_t narrow) const noexcept { return ms_decode_class(ms_.get(), narrow); }
+  unsigned narrow_bits() const noexcept { return ms_narrow_class_bits(ms_.get()); }
+  ms_metaspace_t* get() const noexcept { return ms_.get(); }
+  explicit operator bool() const noexcept { return ms_ != nullptr; }
 
  private:
-  ms_metaspace_t* ms_;
+  using ReportFn = ms_error_t (*)(ms_metaspace_t*, ms_write_fn, void*,
+                                  const ms_report_options_t*) noexcept;
+  static detail::SharedMetaspace create(const Settings& settings) {
+    ms_metaspace_t* ms = ms_create(&settings.c());
+    if (ms == nullptr) throw Error(ms_last_error());
+    // If the control block cannot be allocated, shared_ptr runs the deleter and rethrows.
+    return detail::SharedMetaspace(ms, detail::DestroyMetaspace{});
+  }
+  std::string collect(ReportFn fn, const ms_report_options_t* options) const {
+    std::string text;
+    ms_error_t e = fn(
+        ms_.get(),
+        [](void* user, const char* s, size_t n) {
+          try {
+            static_cast<std::string*>(user)->append(s, n);
+          } catch (...) {  // no exception may cross the C callback; the text stays short
+          }
+        },
+        &text, options);
+    if (e != MS_OK) throw Error(e);
+    return text;
+  }
+
+  detail::SharedMetaspace ms_;
 };
 
 }  // namespace ms

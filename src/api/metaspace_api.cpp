@@ -1,9 +1,15 @@
 // The C API: handle checks and translation onto the Metaspace and LoaderMetaspace objects.
-// Nothing here holds state; every function either forwards or refuses with an error.
+// Nothing here holds state; every function either forwards or refuses with an error, and every
+// one runs behind the exception barrier (exception_barrier.hpp).
 #include <metaspace/metaspace.h>
 
+#include <algorithm>
 #include <cstring>
 
+#include "api/exception_barrier.hpp"
+#include "api/exit_report.hpp"
+#include "api/handle_secret.hpp"
+#include "api/struct_size.hpp"
 #include "common/error.hpp"
 #include "instance/metaspace.hpp"
 #include "instance/settings.hpp"
@@ -11,6 +17,14 @@
 using metaspace::fail;
 using metaspace::LoaderMetaspace;
 using metaspace::Metaspace;
+using metaspace::api::barrier;
+using metaspace::api::barrier_error;
+using metaspace::api::barrier_void;
+
+// The header's macros pass the caller's struct sizes; here the functions of those names.
+#undef ms_get_stats
+#undef ms_loader_get_stats
+#undef ms_settings_init
 
 namespace {
 
@@ -33,139 +47,237 @@ ms_loader_t* to_handle(LoaderMetaspace* l) {
   return reinterpret_cast<ms_loader_t*>(static_cast<ms__loader_head*>(l));
 }
 
+// The settings a caller passed, over the defaults for fields its header did not have.
+bool read_settings(const ms_settings_t* in, ms_settings_t* out) {
+  *out = metaspace::default_settings();
+  if (in == nullptr) return true;
+  size_t bytes = 0;
+  if (!metaspace::api::caller_struct_bytes("settings", in->size, sizeof(ms_settings_t),
+                                           metaspace::api::kSettingsBytesV0_2, &bytes)) {
+    return false;
+  }
+  std::memcpy(out, in, bytes);
+  out->size = sizeof(ms_settings_t);
+  if (out->report_at_exit < MS_REPORT_NONE || out->report_at_exit > MS_REPORT_JSON) {
+    fail(MS_ERR_INVALID_ARGUMENT, "report_at_exit %d: must be MS_REPORT_NONE (0), "
+         "MS_REPORT_TEXT (1) or MS_REPORT_JSON (2)", out->report_at_exit);
+    return false;
+  }
+  if (out->verbose != 0 && out->verbose != 1) {
+    fail(MS_ERR_INVALID_ARGUMENT, "verbose %d: must be 0 or 1", out->verbose);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 extern "C" {
 
-void ms_settings_init(ms_settings_t* settings) {
-  if (settings != nullptr) *settings = metaspace::default_settings();
+ms_error_t ms_settings_init_sized(ms_settings_t* settings, size_t size) noexcept {
+  return barrier_error("ms_settings_init", [&] {
+    return metaspace::api::init_sized("settings", settings, size, metaspace::default_settings(),
+                                      metaspace::api::kSettingsBytesV0_2);
+  });
 }
 
-ms_metaspace_t* ms_create(const ms_settings_t* settings) {
-  metaspace::clear_error();
-  ms_settings_t s = settings != nullptr ? *settings : metaspace::default_settings();
-  std::unique_ptr<Metaspace> ms = Metaspace::create(s);
-  return ms ? ms.release()->handle() : nullptr;
+void ms_settings_init(ms_settings_t* settings) noexcept {
+  ms_settings_init_sized(settings, metaspace::api::kSettingsBytesV0_2);
 }
 
-void ms_destroy(ms_metaspace_t* ms) { delete from_handle(ms); }
-
-ms_loader_t* ms_loader_create(ms_metaspace_t* ms, ms_loader_kind_t kind, unsigned flags) {
-  if (ms == nullptr) {
-    fail(MS_ERR_INVALID_ARGUMENT, "no metaspace");
-    return nullptr;
-  }
-  LoaderMetaspace* l = from_handle(ms)->create_loader(kind, flags);
-  return l != nullptr ? to_handle(l) : nullptr;
+ms_metaspace_t* ms_create(const ms_settings_t* settings) noexcept {
+  return barrier("ms_create", static_cast<ms_metaspace_t*>(nullptr), [&]() -> ms_metaspace_t* {
+    metaspace::clear_error();
+    ms_settings_t s;
+    if (!read_settings(settings, &s)) return nullptr;
+    metaspace::api::choose_handle_secret();
+    std::unique_ptr<Metaspace> ms = Metaspace::create(s);
+    if (!ms) return nullptr;
+    metaspace::api::on_create(ms->handle(), s);
+    return ms.release()->handle();
+  });
 }
 
-ms_error_t ms_loader_destroy(ms_loader_t* loader) {
-  LoaderMetaspace* l = loader_of(loader);
-  if (l == nullptr) return ms_last_error();
-  return reinterpret_cast<Metaspace*>(l->owner())->destroy_loader(l);
+void ms_destroy(ms_metaspace_t* ms) noexcept {
+  if (ms == nullptr) return;
+  barrier_void("ms_destroy", [&] {
+    metaspace::api::on_destroy(ms);
+    delete from_handle(ms);
+  });
 }
 
-void* ms_allocate_slow(ms_loader_t* loader, ms_space_t space, size_t bytes) {
-  LoaderMetaspace* l = loader_of(loader);
-  return l != nullptr ? l->allocate(space, bytes) : nullptr;
+ms_loader_t* ms_loader_create(ms_metaspace_t* ms, ms_loader_kind_t kind, unsigned flags) noexcept {
+  return barrier("ms_loader_create", static_cast<ms_loader_t*>(nullptr), [&]() -> ms_loader_t* {
+    if (ms == nullptr) {
+      fail(MS_ERR_INVALID_ARGUMENT, "no metaspace");
+      return nullptr;
+    }
+    LoaderMetaspace* l = from_handle(ms)->create_loader(kind, flags);
+    if (l == nullptr) return nullptr;
+    ms_loader_t* handle = to_handle(l);
+    l->cookie = metaspace::api::handle_cookie(handle);  // opens the inline fast path
+    return handle;
+  });
 }
 
-ms_error_t ms_deallocate(ms_loader_t* loader, void* p, size_t bytes) {
-  LoaderMetaspace* l = loader_of(loader);
-  return l != nullptr ? l->deallocate(p, bytes) : ms_last_error();
+ms_error_t ms_loader_destroy(ms_loader_t* loader) noexcept {
+  return barrier_error("ms_loader_destroy", [&] {
+    LoaderMetaspace* l = loader_of(loader);
+    if (l == nullptr) return ms_last_error();
+    l->cookie = 0;  // the fast path refuses the handle from now on
+    return reinterpret_cast<Metaspace*>(l->owner())->destroy_loader(l);
+  });
 }
 
-void ms_purge(ms_metaspace_t* ms) {
-  if (ms != nullptr) from_handle(ms)->purge();
+void* ms_allocate_slow(ms_loader_t* loader, ms_space_t space, size_t bytes) noexcept {
+  return barrier("ms_allocate", static_cast<void*>(nullptr), [&]() -> void* {
+    LoaderMetaspace* l = loader_of(loader);
+    return l != nullptr ? l->allocate(space, bytes) : nullptr;
+  });
 }
 
-uint32_t ms_encode_class(const ms_metaspace_t* ms, const void* p) {
+// The inline path, compiled here: for FFI callers and compilers without GNU builtins.
+void* ms_alloc(ms_loader_t* loader, ms_space_t space, size_t bytes) noexcept {
+  return ms_allocate(loader, space, bytes);
+}
+
+ms_error_t ms_deallocate(ms_loader_t* loader, void* p, size_t bytes) noexcept {
+  return barrier_error("ms_deallocate", [&] {
+    LoaderMetaspace* l = loader_of(loader);
+    return l != nullptr ? l->deallocate(p, bytes) : ms_last_error();
+  });
+}
+
+void ms_purge(ms_metaspace_t* ms) noexcept {
+  if (ms == nullptr) return;
+  barrier_void("ms_purge", [&] { from_handle(ms)->purge(); });
+}
+
+// The narrow class pointer functions are the runtime's hot path: no handle check, nothing that
+// can throw (plain arithmetic on the class space's fixed range).
+uint32_t ms_encode_class(const ms_metaspace_t* ms, const void* p) noexcept {
   return from_handle(ms)->class_space().encode(p);
 }
 
-void* ms_decode_class(const ms_metaspace_t* ms, uint32_t narrow) {
+void* ms_decode_class(const ms_metaspace_t* ms, uint32_t narrow) noexcept {
   return from_handle(ms)->class_space().decode(narrow);
 }
 
-uintptr_t ms_class_space_base(const ms_metaspace_t* ms) {
+uintptr_t ms_class_space_base(const ms_metaspace_t* ms) noexcept {
   return from_handle(ms)->class_space().base();
 }
 
-unsigned ms_class_shift(const ms_metaspace_t* ms) {
+unsigned ms_class_shift(const ms_metaspace_t* ms) noexcept {
   return from_handle(ms)->class_space().shift();
 }
 
-unsigned ms_narrow_class_bits(const ms_metaspace_t* ms) {
+unsigned ms_narrow_class_bits(const ms_metaspace_t* ms) noexcept {
   return from_handle(ms)->class_space().narrow_bits();
 }
 
-int ms_is_class_space(const ms_metaspace_t* ms, const void* p) {
+int ms_is_class_space(const ms_metaspace_t* ms, const void* p) noexcept {
   return from_handle(ms)->class_space().contains(p) ? 1 : 0;
 }
 
-void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb, void* user) {
+void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb,
+                         void* user) noexcept {
   if (ms == nullptr) return;
-  from_handle(ms)->limiter().set_threshold(bytes, cb, user);
-  from_handle(ms)->limiter().deliver_threshold_event(ms);
+  barrier_void("ms_set_gc_threshold", [&] {
+    from_handle(ms)->limiter().set_threshold(bytes, cb, user);
+    from_handle(ms)->limiter().deliver_threshold_event(ms);
+  });
 }
 
-size_t ms_gc_done(ms_metaspace_t* ms) {
+size_t ms_gc_done(ms_metaspace_t* ms) noexcept {
   if (ms == nullptr) {
     fail(MS_ERR_INVALID_ARGUMENT, "no metaspace");
     return 0;
   }
-  return from_handle(ms)->limiter().gc_done();
+  size_t threshold = 0;
+  barrier_void("ms_gc_done", [&] { threshold = from_handle(ms)->limiter().gc_done(); });
+  return threshold;
 }
 
-ms_error_t ms_get_stats(ms_metaspace_t* ms, ms_stats_t* out) {
-  if (ms == nullptr || out == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no metaspace/out");
-  *out = from_handle(ms)->snapshot({.loaders = false}).totals;
-  return MS_OK;
-}
-
-ms_error_t ms_get_usage(ms_metaspace_t* ms, ms_usage_t* usage) {
-  if (ms == nullptr || usage == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no metaspace/out");
-  size_t size = usage->size;
-  if (size < sizeof(size_t) + sizeof(ms_space_usage_t)) {
-    return fail(MS_ERR_INVALID_ARGUMENT, "ms_usage_t.size is %zu; set it to sizeof(ms_usage_t)",
-                size);
-  }
-  ms_usage_t u;
-  from_handle(ms)->usage(&u);
-  // A caller built against a shorter (older) struct gets the fields it knows, no more.
-  size_t n = size < sizeof u ? size : sizeof u;
-  std::memcpy(reinterpret_cast<char*>(usage) + sizeof(size_t),
-              reinterpret_cast<const char*>(&u) + sizeof(size_t), n - sizeof(size_t));
-  usage->size = n;
-  return MS_OK;
-}
-
-ms_error_t ms_loader_get_stats(ms_loader_t* loader, ms_loader_stats_t* out) {
-  LoaderMetaspace* l = loader_of(loader);
-  if (l == nullptr) return ms_last_error();
-  if (out == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no output");
-  metaspace::LoaderStats s = l->stats();
-  if (s.destroyed) return fail(MS_ERR_DESTROYED, "statistics of a destroyed loader");
-  *out = ms_loader_stats_t{};
-  out->kind = s.kind;
-  out->allocations = s.allocations;
-  for (int sp = 0; sp < 2; sp++) {
-    out->used_bytes[sp] = s.used_bytes[sp];
-    out->committed_bytes[sp] = s.arena[sp].committed_bytes;
-    out->capacity_bytes[sp] = s.arena[sp].capacity_bytes;
-    out->free_blocks_bytes[sp] = s.free_blocks_bytes[sp];
-    out->free_blocks_count[sp] = s.arena[sp].free_blocks_count;
-    out->chunks[sp] = s.arena[sp].chunks;
-    for (int l = 0; l < MS_MAX_CHUNK_LEVELS; l++) {
-      out->chunks_by_level[sp][l] = s.arena[sp].chunks_by_level[l];
+ms_error_t ms_get_usage(ms_metaspace_t* ms, ms_usage_t* usage) noexcept {
+  return barrier_error("ms_get_usage", [&] {
+    if (ms == nullptr || usage == nullptr) {
+      return fail(MS_ERR_INVALID_ARGUMENT, "no metaspace/out");
     }
-  }
-  return MS_OK;
+    size_t size = usage->size;
+    if (size < sizeof(size_t) + sizeof(ms_space_usage_t)) {
+      return fail(MS_ERR_INVALID_ARGUMENT,
+                  "ms_usage_t.size is %zu; set it to sizeof(ms_usage_t)", size);
+    }
+    ms_usage_t u;
+    from_handle(ms)->usage(&u);
+    // A caller built against a shorter (older) struct gets the fields it knows, no more.
+    size_t n = size < sizeof u ? size : sizeof u;
+    std::memcpy(reinterpret_cast<char*>(usage) + sizeof(size_t),
+                reinterpret_cast<const char*>(&u) + sizeof(size_t), n - sizeof(size_t));
+    usage->size = n;
+    return MS_OK;
+  });
 }
 
-ms_error_t ms_verify(ms_metaspace_t* ms) {
-  if (ms == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no metaspace");
-  return from_handle(ms)->verify();
+ms_error_t ms_get_stats_sized(ms_metaspace_t* ms, ms_stats_t* out, size_t out_size) noexcept {
+  return barrier_error("ms_get_stats", [&] {
+    if (ms == nullptr || out == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no metaspace/out");
+    size_t bytes = 0;
+    if (!metaspace::api::caller_struct_bytes("stats", out_size, sizeof(ms_stats_t),
+                                             metaspace::api::kStatsBytesV0_2, &bytes)) {
+      return ms_last_error();
+    }
+    ms_stats_t totals = from_handle(ms)->snapshot({.loaders = false}).totals;
+    std::memcpy(out, &totals, bytes);
+    return MS_OK;
+  });
+}
+
+ms_error_t ms_get_stats(ms_metaspace_t* ms, ms_stats_t* out) noexcept {
+  return ms_get_stats_sized(ms, out, metaspace::api::kStatsBytesV0_2);
+}
+
+ms_error_t ms_loader_get_stats_sized(ms_loader_t* loader, ms_loader_stats_t* out,
+                                     size_t out_size) noexcept {
+  return barrier_error("ms_loader_get_stats", [&] {
+    LoaderMetaspace* l = loader_of(loader);
+    if (l == nullptr) return ms_last_error();
+    if (out == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no output");
+    size_t bytes = 0;
+    if (!metaspace::api::caller_struct_bytes("loader stats", out_size, sizeof(ms_loader_stats_t),
+                                             metaspace::api::kLoaderStatsBytesV0_2, &bytes)) {
+      return ms_last_error();
+    }
+    metaspace::LoaderStats s = l->stats();
+    if (s.destroyed) return fail(MS_ERR_DESTROYED, "statistics of a destroyed loader");
+    ms_loader_stats_t result{};
+    result.kind = s.kind;
+    result.allocations = s.allocations;
+    for (int sp = 0; sp < 2; sp++) {
+      result.used_bytes[sp] = s.used_bytes[sp];
+      result.committed_bytes[sp] = s.arena[sp].committed_bytes;
+      result.capacity_bytes[sp] = s.arena[sp].capacity_bytes;
+      result.free_blocks_bytes[sp] = s.free_blocks_bytes[sp];
+      result.free_blocks_count[sp] = s.arena[sp].free_blocks_count;
+      result.chunks[sp] = s.arena[sp].chunks;
+      for (int level = 0; level < MS_MAX_CHUNK_LEVELS; level++) {
+        result.chunks_by_level[sp][level] = s.arena[sp].chunks_by_level[level];
+      }
+    }
+    std::memcpy(out, &result, bytes);
+    return MS_OK;
+  });
+}
+
+ms_error_t ms_loader_get_stats(ms_loader_t* loader, ms_loader_stats_t* out) noexcept {
+  return ms_loader_get_stats_sized(loader, out, metaspace::api::kLoaderStatsBytesV0_2);
+}
+
+ms_error_t ms_verify(ms_metaspace_t* ms) noexcept {
+  return barrier_error("ms_verify", [&] {
+    if (ms == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no metaspace");
+    return from_handle(ms)->verify();
+  });
 }
 
 }  // extern "C"

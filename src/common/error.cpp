@@ -47,10 +47,10 @@ void clear_error() {
 
 extern "C" {
 
-ms_error_t ms_last_error(void) { return metaspace::t_last_error; }
-const char* ms_last_error_text(void) { return metaspace::t_last_text; }
+ms_error_t ms_last_error(void) noexcept { return metaspace::t_last_error; }
+const char* ms_last_error_text(void) noexcept { return metaspace::t_last_text; }
 
-const char* ms_error_name(ms_error_t e) {
+const char* ms_error_name(ms_error_t e) noexcept {
   switch (e) {
     case MS_OK: return "ok";
     case MS_ERR_INVALID_ARGUMENT: return "invalid argument";

@@ -153,7 +153,7 @@ TEST_P(ReportAddsUp, AfterRandomWorkload) {
   s.class_space_bytes = 256 << 20;
   ms_metaspace_t* ms = ms_create(&s);
   ASSERT_NE(ms, nullptr) << ms_last_error_text();
-  ms_report_options_t options{0, 1, 1, 1};
+  ms_report_options_t options{0, 0, 1, 1, 1};
   {
     RandomWorkload w(ms, 1000 + static_cast<unsigned>(reclaim) * 10 + (alignment > 8) * 2 + checked);
     for (int round = 0; round < 8; round++) {
@@ -197,7 +197,7 @@ INSTANTIATE_TEST_SUITE_P(Policies, ReportAddsUp,
 TEST(ReportJson, OptionsLeaveOutTables) {
   ms_metaspace_t* ms = ms_create(nullptr);
   ASSERT_NE(ms, nullptr);
-  ms_report_options_t bare{0, 0, 0, 0};
+  ms_report_options_t bare{0, 0, 0, 0, 0};
   json r = report_json(ms, &bare);
   EXPECT_FALSE(r.contains("loaders"));
   EXPECT_FALSE(r.contains("kinds"));

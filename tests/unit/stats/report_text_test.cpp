@@ -53,7 +53,7 @@ class ReportText : public ::testing::Test {
 };
 
 TEST_F(ReportText, HasEverySection) {
-  ms_report_options_t all{0, 1, 1, 1};
+  ms_report_options_t all{0, 0, 1, 1, 1};
   std::string text = report_text(ms_, &all);
   for (const char* section :
        {"Usage per loader (", "Usage per loader kind:", "Total usage - ", "Virtual space:",
@@ -78,7 +78,7 @@ TEST_F(ReportText, ScaleSetsTheUnit) {
   size_t committed = st.total.committed_bytes;
   ASSERT_GT(committed, 0u);
   auto both = [&](char scale) {
-    ms_report_options_t o{scale, 0, 0, 0};
+    ms_report_options_t o{0, scale, 0, 0, 0};
     return line_of(report_text(ms_, &o), "Total usage", "both:");
   };
   char expected[64];
@@ -98,7 +98,7 @@ TEST_F(ReportText, ScaleSetsTheUnit) {
 }
 
 TEST_F(ReportText, PerLoaderTableListsTheLiveLoaders) {
-  ms_report_options_t o{0, 1, 0, 0};
+  ms_report_options_t o{0, 0, 1, 0, 0};
   std::string text = report_text(ms_, &o);
   std::vector<ms_loader_t*> live = work_->live();
   ASSERT_FALSE(live.empty());
@@ -126,7 +126,7 @@ TEST(ReportArguments, Refused) {
   EXPECT_EQ(ms_print_report(nullptr, stdout, nullptr), MS_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(ms_print_report(ms, nullptr, nullptr), MS_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(ms_write_report_json(nullptr, stdout, nullptr), MS_ERR_INVALID_ARGUMENT);
-  ms_report_options_t bad{'X', 0, 0, 0};
+  ms_report_options_t bad{0, 'X', 0, 0, 0};
   EXPECT_EQ(ms_print_report(ms, stdout, &bad), MS_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(ms_last_error_text()).find("scale"), std::string::npos);
   EXPECT_EQ(ms_write_report_json(ms, stdout, &bad), MS_ERR_INVALID_ARGUMENT);
@@ -143,7 +143,7 @@ TEST(ReportCpp, WrappersWork) {
   FILE* devnull = std::fopen("/dev/null", "w");
   ASSERT_NE(devnull, nullptr);
   EXPECT_NO_THROW(ms.print_report(devnull));
-  ms_report_options_t bad{'Q', 0, 0, 0};
+  ms_report_options_t bad{0, 'Q', 0, 0, 0};
   EXPECT_THROW(ms.print_report(devnull, &bad), ms::Error);
   std::fclose(devnull);
 }

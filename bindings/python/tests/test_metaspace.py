@@ -1,0 +1,122 @@
+"""The Python bindings against the real shared library (METASPACE_LIBRARY or the loader path)."""
+import ctypes
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import metaspace
+from metaspace import _lib
+
+
+def header_version():
+    here = os.path.dirname(os.path.abspath(__file__))
+    header = os.path.join(here, "..", "..", "..", "include", "metaspace", "metaspace.h")
+    text = open(header).read()
+    return ".".join(re.search(r"#define MS_VERSION_%s (\d+)" % p, text).group(1)
+                    for p in ("MAJOR", "MINOR", "PATCH"))
+
+
+def test_versions_agree():
+    assert metaspace.library_version() == header_version() == metaspace.__version__
+
+
+def test_allocate_write_free_and_stats():
+    with metaspace.Metaspace(options="granule=16k,reclaim=aggressive") as ms:
+        loader = ms.loader()
+        blocks = [(loader.allocate(n), n) for n in (8, 64, 600, 4096)]
+        for p, n in blocks:
+            ctypes.memset(p, 0x5A, n)
+        klass = loader.allocate(600, metaspace.SPACE_CLASS)
+        assert ms.is_class_space(klass)
+        assert not ms.is_class_space(blocks[0][0])
+        loader.deallocate(*blocks[1])
+        st = ms.stats()
+        assert st.commit_granule_bytes == 16 * 1024
+        assert st.loaders == 1
+        total = st.total
+        assert total.committed_bytes == (total.used_bytes + total.free_in_chunks_bytes +
+                                         total.free_chunks_bytes + total.free_blocks_bytes +
+                                         total.fence_bytes)
+        assert loader.stats().allocations == 5
+        ms.verify()
+        loader.destroy()
+        assert ms.stats().loaders == 0
+
+
+def test_errors_are_exceptions_with_the_code():
+    with metaspace.Metaspace() as ms:
+        loader = ms.loader()
+        with pytest.raises(metaspace.Error) as e:
+            loader.allocate(0)
+        assert e.value.name == "MS_ERR_INVALID_ARGUMENT"
+        with pytest.raises(metaspace.Error) as e:
+            loader.allocate(1 << 40)
+        assert e.value.name == "MS_ERR_TOO_LARGE"
+        with pytest.raises(metaspace.Error) as e:
+            loader.deallocate(ctypes.addressof(ctypes.c_long()), 8)
+        assert e.value.name == "MS_ERR_NOT_OWNED"
+        handle = loader.handle
+        loader.destroy()
+        assert _lib.lib.ms_alloc(handle, 0, 16) is None
+        assert _lib.lib.ms_last_error() == _lib.ERROR_NAMES.index("MS_ERR_DESTROYED")
+
+
+def test_foreign_handle_over_nonzero_memory_is_refused():
+    # A {begin, end} struct posing as a loader: refused, and left as it was.
+    buf = ctypes.create_string_buffer(4096)
+    fake = (ctypes.c_void_p * 64)()
+    fake[0] = ctypes.addressof(buf)
+    fake[1] = ctypes.addressof(buf) + 4096
+    before = bytes(fake)
+    with metaspace.Metaspace() as ms:
+        assert _lib.lib.ms_alloc(ctypes.addressof(fake), 0, 64) is None
+        assert _lib.lib.ms_last_error() == _lib.ERROR_NAMES.index("MS_ERR_INVALID_ARGUMENT")
+        assert bytes(fake) == before
+        assert _lib.lib.ms_alloc(ms._handle, 1, 16) is None  # the metaspace handle as a loader
+        ms.verify()
+
+
+def test_options_unknown_key_is_named():
+    with pytest.raises(metaspace.Error) as e:
+        metaspace.Metaspace(options="granule=16k,colour=blue")
+    assert "unknown key 'colour'" in str(e.value)
+    with pytest.raises(metaspace.Error) as e:
+        metaspace.Metaspace(options="granule=3k")  # well-formed, out of range
+    assert e.value.name == "MS_ERR_INVALID_ARGUMENT"
+
+
+def test_options_from_environment(monkeypatch):
+    monkeypatch.setenv("METASPACE_OPTIONS", "granule=64k,checked=1")
+    with metaspace.Metaspace(from_env=True) as ms:
+        assert ms.stats().commit_granule_bytes == 64 * 1024
+    monkeypatch.setenv("METASPACE_OPTIONS", "granule=64k,bogus=1")
+    with pytest.raises(metaspace.Error) as e:
+        metaspace.Metaspace(from_env=True)
+    assert "'bogus'" in str(e.value)
+
+
+def test_reports_through_the_callback():
+    with metaspace.Metaspace() as ms:
+        loader = ms.loader(metaspace.LOADER_MICRO)
+        loader.allocate(100)
+        text = ms.report(per_loader=True, scale=b"K")
+        assert "Total usage" in text
+        doc = json.loads(ms.report(json=True))
+        assert doc["schema"] == "libmetaspace.report"
+        with pytest.raises(metaspace.Error):
+            ms.report(scale=b"X")
+
+
+def test_report_at_exit_from_the_environment():
+    # A child process: the JSON report arrives on stderr when the process exits.
+    code = ("import metaspace; ms = metaspace.Metaspace(from_env=True); "
+            "ms.loader().allocate(64)")
+    env = dict(os.environ, METASPACE_OPTIONS="report_at_exit=json")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    doc = json.loads(out.stderr[out.stderr.index("{"):])
+    assert doc["schema"] == "libmetaspace.report"

@@ -1,0 +1,143 @@
+//! Raw bindings to `include/metaspace/metaspace.h` 0.2: the C API as `extern "C"` items and
+//! `#[repr(C)]` structs. Allocation goes through `ms_alloc`, the exported form of the header's
+//! inline `ms_allocate`. Structs are passed with `size_of` of these definitions to the `*_sized`
+//! calls (`ms_settings_init_sized`, `ms_get_stats_sized`, ...), so the library touches only the
+//! bytes they have.
+#![allow(non_camel_case_types)]
+
+use std::os::raw::{c_char, c_int, c_uint, c_void};
+
+pub type ms_error_t = c_int;
+pub const MS_OK: ms_error_t = 0;
+pub const MS_ERR_INVALID_ARGUMENT: ms_error_t = 1;
+pub const MS_ERR_TOO_LARGE: ms_error_t = 2;
+pub const MS_ERR_NOT_OWNED: ms_error_t = 7;
+pub const MS_ERR_DESTROYED: ms_error_t = 10;
+pub const MS_ERR_OUT_OF_MEMORY: ms_error_t = 12;
+
+pub type ms_space_t = c_int;
+pub const MS_SPACE_NONCLASS: ms_space_t = 0;
+pub const MS_SPACE_CLASS: ms_space_t = 1;
+pub type ms_loader_kind_t = c_int;
+pub const MS_LOADER_BOOT: ms_loader_kind_t = 0;
+pub const MS_LOADER_STANDARD: ms_loader_kind_t = 1;
+pub const MS_LOADER_MICRO: ms_loader_kind_t = 2;
+pub const MS_LOADER_SHARED: c_uint = 1;
+pub const MS_MAX_CHUNK_LEVELS: usize = 17;
+pub const MS_LOADER_KIND_COUNT: usize = 3;
+
+#[repr(C)]
+pub struct ms_metaspace_t {
+    _private: [u8; 0],
+}
+#[repr(C)]
+pub struct ms_loader_t {
+    _private: [u8; 0],
+}
+
+pub type ms_gc_callback_t = Option<unsafe extern "C" fn(*mut ms_metaspace_t, usize, *mut c_void)>;
+pub type ms_write_fn = Option<unsafe extern "C" fn(*mut c_void, *const c_char, usize)>;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ms_settings_t {
+    pub size: usize,
+    pub reclaim: c_int,
+    pub commit_granule_bytes: usize,
+    pub root_chunk_bytes: usize,
+    pub node_bytes: usize,
+    pub class_space_bytes: usize,
+    pub class_space_base: usize,
+    pub class_alignment_bytes: usize,
+    pub max_committed_bytes: usize,
+    pub gc_threshold_bytes: usize,
+    pub gc_callback: ms_gc_callback_t,
+    pub gc_callback_user: *mut c_void,
+    pub checked: c_int,
+    pub report_at_exit: c_int,
+    pub verbose: c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct ms_chunk_level_stats_t {
+    pub count: usize,
+    pub bytes: usize,
+    pub committed_bytes: usize,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct ms_space_stats_t {
+    pub reserved_bytes: usize,
+    pub committed_bytes: usize,
+    pub used_bytes: usize,
+    pub free_in_chunks_bytes: usize,
+    pub free_chunks_bytes: usize,
+    pub free_blocks_bytes: usize,
+    pub deallocated_bytes: usize,
+    pub salvaged_bytes: usize,
+    pub alignment_gap_bytes: usize,
+    pub free_blocks_count: usize,
+    pub fence_bytes: usize,
+    pub overhead_bytes: usize,
+    pub chunks_in_use: usize,
+    pub free_chunks: usize,
+    pub nodes: usize,
+    pub root_chunks: usize,
+    pub free_chunks_by_level: [ms_chunk_level_stats_t; MS_MAX_CHUNK_LEVELS],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct ms_stats_t {
+    pub space: [ms_space_stats_t; 2],
+    pub total: ms_space_stats_t,
+    pub chunk_levels: c_uint,
+    pub loaders: usize,
+    pub loaders_by_kind: [usize; MS_LOADER_KIND_COUNT],
+    pub commit_granule_bytes: usize,
+    pub commits: usize,
+    pub uncommits: usize,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct ms_report_options_t {
+    pub size: usize,
+    pub scale: c_char,
+    pub per_loader: c_int,
+    pub per_kind: c_int,
+    pub free_lists: c_int,
+}
+
+extern "C" {
+    pub fn ms_version() -> *const c_char;
+    pub fn ms_last_error() -> ms_error_t;
+    pub fn ms_last_error_text() -> *const c_char;
+    pub fn ms_error_name(e: ms_error_t) -> *const c_char;
+    pub fn ms_settings_init_sized(settings: *mut ms_settings_t, size: usize) -> ms_error_t;
+    pub fn ms_settings_parse(settings: *mut ms_settings_t, options: *const c_char) -> ms_error_t;
+    pub fn ms_settings_from_env(settings: *mut ms_settings_t) -> ms_error_t;
+    pub fn ms_create(settings: *const ms_settings_t) -> *mut ms_metaspace_t;
+    pub fn ms_destroy(ms: *mut ms_metaspace_t);
+    pub fn ms_loader_create(ms: *mut ms_metaspace_t, kind: ms_loader_kind_t, flags: c_uint)
+        -> *mut ms_loader_t;
+    pub fn ms_loader_destroy(loader: *mut ms_loader_t) -> ms_error_t;
+    pub fn ms_alloc(loader: *mut ms_loader_t, space: ms_space_t, bytes: usize) -> *mut c_void;
+    pub fn ms_deallocate(loader: *mut ms_loader_t, p: *mut c_void, bytes: usize) -> ms_error_t;
+    pub fn ms_purge(ms: *mut ms_metaspace_t);
+    pub fn ms_verify(ms: *mut ms_metaspace_t) -> ms_error_t;
+    pub fn ms_get_stats_sized(ms: *mut ms_metaspace_t, out: *mut ms_stats_t, size: usize)
+        -> ms_error_t;
+    pub fn ms_is_class_space(ms: *const ms_metaspace_t, p: *const c_void) -> c_int;
+    pub fn ms_encode_class(ms: *const ms_metaspace_t, p: *const c_void) -> u32;
+    pub fn ms_decode_class(ms: *const ms_metaspace_t, narrow: u32) -> *mut c_void;
+    pub fn ms_report_options_init_sized(options: *mut ms_report_options_t, size: usize)
+        -> ms_error_t;
+    pub fn ms_print_report_cb(ms: *mut ms_metaspace_t, write: ms_write_fn, user: *mut c_void,
+                              options: *const ms_report_options_t) -> ms_error_t;
+    pub fn ms_write_report_json_cb(ms: *mut ms_metaspace_t, write: ms_write_fn,
+                                   user: *mut c_void, options: *const ms_report_options_t)
+        -> ms_error_t;
+}

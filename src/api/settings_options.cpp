@@ -1,0 +1,161 @@
+// METASPACE_OPTIONS: settings from text, the way mimalloc (MIMALLOC_*) and jemalloc (MALLOC_CONF)
+// let a user tune an allocator without recompiling the runtime. Only the syntax is checked here
+// (known key, well-formed value); ranges are ms_create's, as for settings set in code.
+#include <metaspace/metaspace.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "api/exception_barrier.hpp"
+#include "api/struct_size.hpp"
+#include "instance/settings.hpp"
+#include "common/error.hpp"
+
+using metaspace::fail;
+
+namespace {
+
+constexpr const char* kVariable = "METASPACE_OPTIONS";
+constexpr const char* kKnownKeys =
+    "reclaim, granule, root_chunk, node, class_space, class_base, class_alignment, "
+    "max_committed, gc_threshold, checked, report_at_exit, verbose";
+
+// "16k", "4m", "1g", "4096", "0x40000000": binary suffixes, no overflow.
+bool parse_bytes(std::string_view text, size_t* out) {
+  std::string s(text);
+  if (s.empty() || s[0] == '-' || s[0] == '+') return false;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long value = std::strtoull(s.c_str(), &end, 0);
+  if (errno != 0 || end == s.c_str()) return false;
+  unsigned shift = 0;
+  if (*end != '\0') {
+    switch (*end | 0x20) {
+      case 'k': shift = 10; break;
+      case 'm': shift = 20; break;
+      case 'g': shift = 30; break;
+      default: return false;
+    }
+    end++;
+    if ((*end | 0x20) == 'b') end++;  // "16kb" too
+    if (*end != '\0') return false;
+  }
+  if (shift != 0 && value > (~0ull >> shift)) return false;
+  *out = static_cast<size_t>(value << shift);
+  return true;
+}
+
+bool parse_flag(std::string_view text, int* out) {
+  if (text == "1" || text == "true" || text == "yes" || text == "on") {
+    *out = 1;
+  } else if (text == "0" || text == "false" || text == "no" || text == "off") {
+    *out = 0;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// One key=value over `s`; false with the error recorded.
+bool apply(std::string_view key, std::string_view value, ms_settings_t* s) {
+  auto bad = [&](const char* expected) {
+    fail(MS_ERR_INVALID_ARGUMENT, "%s: %.*s=%.*s: expected %s", kVariable,
+         static_cast<int>(key.size()), key.data(), static_cast<int>(value.size()), value.data(),
+         expected);
+    return false;
+  };
+  struct SizeKey {
+    const char* name;
+    size_t ms_settings_t::*field;
+  };
+  static constexpr SizeKey kSizes[] = {
+      {"granule", &ms_settings_t::commit_granule_bytes},
+      {"root_chunk", &ms_settings_t::root_chunk_bytes},
+      {"node", &ms_settings_t::node_bytes},
+      {"class_space", &ms_settings_t::class_space_bytes},
+      {"class_alignment", &ms_settings_t::class_alignment_bytes},
+      {"max_committed", &ms_settings_t::max_committed_bytes},
+      {"gc_threshold", &ms_settings_t::gc_threshold_bytes},
+  };
+  for (const SizeKey& k : kSizes) {
+    if (key == k.name) {
+      return parse_bytes(value, &(s->*k.field)) || bad("a size: bytes, or with k, m, g");
+    }
+  }
+  if (key == "class_base") {
+    size_t base = 0;
+    if (!parse_bytes(value, &base)) return bad("an address (0x...)");
+    s->class_space_base = base;
+    return true;
+  }
+  if (key == "reclaim") {
+    if (value == "none") s->reclaim = MS_RECLAIM_NONE;
+    else if (value == "balanced") s->reclaim = MS_RECLAIM_BALANCED;
+    else if (value == "aggressive") s->reclaim = MS_RECLAIM_AGGRESSIVE;
+    else return bad("none, balanced or aggressive");
+    return true;
+  }
+  if (key == "checked") return parse_flag(value, &s->checked) || bad("0 or 1");
+  if (key == "verbose") return parse_flag(value, &s->verbose) || bad("0 or 1");
+  if (key == "report_at_exit") {
+    if (value == "none" || value == "0") s->report_at_exit = MS_REPORT_NONE;
+    else if (value == "text" || value == "1") s->report_at_exit = MS_REPORT_TEXT;
+    else if (value == "json") s->report_at_exit = MS_REPORT_JSON;
+    else return bad("none, text or json");
+    return true;
+  }
+  fail(MS_ERR_INVALID_ARGUMENT, "%s: unknown key '%.*s' (known: %s)", kVariable,
+       static_cast<int>(key.size()), key.data(), kKnownKeys);
+  return false;
+}
+
+std::string_view trim(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return v;
+}
+
+}  // namespace
+
+extern "C" {
+
+ms_error_t ms_settings_parse(ms_settings_t* settings, const char* options) noexcept {
+  return metaspace::api::barrier_error("ms_settings_parse", [&] {
+    if (settings == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no settings");
+    if (options == nullptr) return MS_OK;
+    // All or nothing, and only the bytes the caller's header has.
+    size_t bytes = 0;
+    if (!metaspace::api::caller_struct_bytes("settings", settings->size, sizeof(ms_settings_t),
+                                             metaspace::api::kSettingsBytesV0_2, &bytes)) {
+      return ms_last_error();
+    }
+    ms_settings_t s = metaspace::default_settings();
+    std::memcpy(&s, settings, bytes);
+    std::string_view rest(options);
+    while (!rest.empty()) {
+      size_t comma = rest.find(',');
+      std::string_view item = trim(rest.substr(0, comma));
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      if (item.empty()) continue;
+      size_t eq = item.find('=');
+      if (eq == std::string_view::npos) {
+        return fail(MS_ERR_INVALID_ARGUMENT, "%s: '%.*s' is not key=value", kVariable,
+                    static_cast<int>(item.size()), item.data());
+      }
+      if (!apply(trim(item.substr(0, eq)), trim(item.substr(eq + 1)), &s)) {
+        return ms_last_error();
+      }
+    }
+    std::memcpy(settings, &s, bytes);
+    return MS_OK;
+  });
+}
+
+ms_error_t ms_settings_from_env(ms_settings_t* settings) noexcept {
+  return ms_settings_parse(settings, std::getenv(kVariable));
+}
+
+}  // extern "C"

@@ -1,0 +1,115 @@
+// METASPACE_OPTIONS / ms_settings_parse: every key is understood, an unknown key or a bad value
+// is refused with a sentence naming it, and a refused string changes nothing.
+#include <gtest/gtest.h>
+#include <metaspace/metaspace.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+ms_settings_t defaults() {
+  ms_settings_t s;
+  ms_settings_init(&s);
+  return s;
+}
+
+TEST(SettingsOptions, EveryKeyIsApplied) {
+  ms_settings_t s = defaults();
+  ASSERT_EQ(ms_settings_parse(&s, "granule=16k, reclaim=aggressive,checked=1,report_at_exit=json,"
+                                  "verbose=1,root_chunk=8m,node=64M,class_space=1g,"
+                                  "class_alignment=64,max_committed=256m,gc_threshold=0x1000000,"
+                                  "class_base=0x800000000"),
+            MS_OK)
+      << ms_last_error_text();
+  EXPECT_EQ(s.commit_granule_bytes, 16u << 10);
+  EXPECT_EQ(s.reclaim, MS_RECLAIM_AGGRESSIVE);
+  EXPECT_EQ(s.checked, 1);
+  EXPECT_EQ(s.report_at_exit, MS_REPORT_JSON);
+  EXPECT_EQ(s.verbose, 1);
+  EXPECT_EQ(s.root_chunk_bytes, 8u << 20);
+  EXPECT_EQ(s.node_bytes, 64u << 20);
+  EXPECT_EQ(s.class_space_bytes, 1u << 30);
+  EXPECT_EQ(s.class_alignment_bytes, 64u);
+  EXPECT_EQ(s.max_committed_bytes, 256u << 20);
+  EXPECT_EQ(s.gc_threshold_bytes, 16u << 20);
+  EXPECT_EQ(s.class_space_base, uintptr_t{0x800000000});
+  EXPECT_EQ(s.size, sizeof(ms_settings_t));
+}
+
+TEST(SettingsOptions, EmptyAndNullChangeNothing) {
+  ms_settings_t s = defaults();
+  ms_settings_t d = defaults();
+  EXPECT_EQ(ms_settings_parse(&s, nullptr), MS_OK);
+  EXPECT_EQ(ms_settings_parse(&s, ""), MS_OK);
+  EXPECT_EQ(ms_settings_parse(&s, " , ,"), MS_OK);
+  EXPECT_EQ(std::memcmp(&s, &d, sizeof s), 0);
+}
+
+TEST(SettingsOptions, UnknownKeyIsNamedAndNothingChanges) {
+  ms_settings_t s = defaults();
+  ms_settings_t d = defaults();
+  EXPECT_EQ(ms_settings_parse(&s, "granule=16k,granularity=16k"), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(ms_last_error_text(), "unknown key 'granularity'"), nullptr)
+      << ms_last_error_text();
+  EXPECT_NE(std::strstr(ms_last_error_text(), "METASPACE_OPTIONS"), nullptr);
+  EXPECT_EQ(std::memcmp(&s, &d, sizeof s), 0) << "the granule=16k before the bad key was applied";
+}
+
+TEST(SettingsOptions, BadValuesAreNamed) {
+  const char* bad[] = {"granule=16q", "granule=", "granule=-4k", "reclaim=sometimes",
+                       "checked=2", "verbose=maybe", "report_at_exit=xml", "granule",
+                       "max_committed=99999999999999999999", "node=17179869184g"};
+  for (const char* text : bad) {
+    ms_settings_t s = defaults();
+    EXPECT_EQ(ms_settings_parse(&s, text), MS_ERR_INVALID_ARGUMENT) << text;
+    std::string key(text, std::strcspn(text, "="));
+    EXPECT_NE(std::strstr(ms_last_error_text(), key.c_str()), nullptr)
+        << text << ": " << ms_last_error_text();
+  }
+}
+
+TEST(SettingsOptions, FromEnvironmentAtCreate) {
+  ASSERT_EQ(setenv("METASPACE_OPTIONS", "granule=16k,reclaim=aggressive", 1), 0);
+  ms_settings_t s = defaults();
+  ASSERT_EQ(ms_settings_from_env(&s), MS_OK) << ms_last_error_text();
+  ms_metaspace_t* ms = ms_create(&s);
+  ASSERT_NE(ms, nullptr) << ms_last_error_text();
+  ms_stats_t st;
+  ASSERT_EQ(ms_get_stats(ms, &st), MS_OK);
+  EXPECT_EQ(st.commit_granule_bytes, 16u << 10);
+  ms_destroy(ms);
+
+  ASSERT_EQ(setenv("METASPACE_OPTIONS", "bogus=1", 1), 0);
+  s = defaults();
+  EXPECT_EQ(ms_settings_from_env(&s), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(ms_last_error_text(), "'bogus'"), nullptr);
+  ASSERT_EQ(unsetenv("METASPACE_OPTIONS"), 0);
+  EXPECT_EQ(ms_settings_from_env(&s), MS_OK);
+}
+
+TEST(SettingsOptions, RangesAreCheckedByCreate) {
+  ms_settings_t s = defaults();
+  ASSERT_EQ(ms_settings_parse(&s, "granule=3k"), MS_OK);  // well-formed, out of range
+  EXPECT_EQ(ms_create(&s), nullptr);
+  EXPECT_EQ(ms_last_error(), MS_ERR_INVALID_ARGUMENT);
+  s = defaults();
+  s.report_at_exit = 3;
+  EXPECT_EQ(ms_create(&s), nullptr);
+  EXPECT_NE(std::strstr(ms_last_error_text(), "report_at_exit"), nullptr);
+}
+
+TEST(SettingsOptions, ReportAtExitGoesToStderrAtDestroy) {
+  ms_settings_t s = defaults();
+  ASSERT_EQ(ms_settings_parse(&s, "report_at_exit=json,verbose=1"), MS_OK);
+  ms_metaspace_t* ms = ms_create(&s);
+  ASSERT_NE(ms, nullptr);
+  testing::internal::CaptureStderr();
+  ms_destroy(ms);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("\"schema\""), std::string::npos) << err;
+  EXPECT_NE(err.find("destroyed"), std::string::npos) << err;
+}
+
+}  // namespace

@@ -41,6 +41,9 @@ class Settings(ctypes.Structure):
         ("gc_callback", ctypes.c_void_p),
         ("gc_callback_user", ctypes.c_void_p),
         ("checked", ctypes.c_int),
+        ("gc_min_free_percent", ctypes.c_uint),
+        ("gc_max_free_percent", ctypes.c_uint),
+        ("gc_min_expansion_bytes", ctypes.c_size_t),
         ("report_at_exit", ctypes.c_int),
         ("verbose", ctypes.c_int),
     ]

@@ -54,6 +54,9 @@ pub struct ms_settings_t {
     pub gc_callback: ms_gc_callback_t,
     pub gc_callback_user: *mut c_void,
     pub checked: c_int,
+    pub gc_min_free_percent: c_uint,
+    pub gc_max_free_percent: c_uint,
+    pub gc_min_expansion_bytes: usize,
     pub report_at_exit: c_int,
     pub verbose: c_int,
 }

@@ -101,10 +101,10 @@ const Sample* find(const std::vector<Sample>& samples, const std::string& phase,
 std::vector<std::string> InterleavedScenario::verdict(const RunResult& result) const {
   std::vector<std::string> lines;
   const BackendRun* elastic = nullptr;
-  const BackendRun* legacy = nullptr;
+  const BackendRun* no_reclaim = nullptr;
   for (const auto& b : result.backends) {
     if (b.name == "elastic" && b.error.empty()) elastic = &b;
-    if (b.name == "legacy" && b.error.empty()) legacy = &b;
+    if (b.name == "no-reclaim" && b.error.empty()) no_reclaim = &b;
   }
   // The telling moment: all loaders but the last batch released (4/5 with the defaults).
   if (unload_steps >= 2) {
@@ -123,10 +123,10 @@ std::vector<std::string> InterleavedScenario::verdict(const RunResult& result) c
         ratios += fmt::format(", {} {}x (measured)", r.name, format_ratio(ratio(s->committed, s->live)));
     lines.push_back(fmt::format("after releasing {}/{} of the loaders, committed/live: {}", step, unload_steps, ratios));
     if (!rss.empty()) lines.push_back(fmt::format("  and RSS relative to elastic: {}", rss));
-    if (e && legacy) {
-      if (const Sample* l = find(legacy->samples, "unload", step)) {
+    if (e && no_reclaim) {
+      if (const Sample* l = find(no_reclaim->samples, "unload", step)) {
         const double r = ratio(l->committed, e->committed);
-        lines.push_back(fmt::format("  legacy keeps {}x elastic's committed (goal >= 2: {})", format_ratio(r),
+        lines.push_back(fmt::format("  no-reclaim keeps {}x elastic's committed (goal >= 2: {})", format_ratio(r),
                                     r >= 2 ? "met" : "MISSED"));
       }
     }

@@ -173,8 +173,13 @@ def plot_over_steps(run, out):
 def plot_threads(run, out):
     fig, (ax_tp, ax_sp) = plt.subplots(1, 2, figsize=(13, 5.5))
     for b in run["backends"]:
-        pts = sorted((s["extra"].get("threads", s["step"]), s["extra"].get("classes", 0) / (s["elapsed_ns"] / 1e9))
-                     for s in b["samples"] if s["phase"] == "load" and s["elapsed_ns"] > 0)
+        best = {}  # threads -> the best of the repeated runs, as the verdict takes it
+        for s in b["samples"]:
+            if s["phase"] == "load" and s["elapsed_ns"] > 0:
+                t = s["extra"].get("threads", s["step"])
+                rate = s["extra"].get("classes", 0) / (s["elapsed_ns"] / 1e9)
+                best[t] = max(best.get(t, 0), rate)
+        pts = sorted(best.items())
         if not pts:
             continue
         st = style(b["name"])
@@ -248,7 +253,8 @@ def plot_micro(run, out):
         ax_bar.axhline(live[0], color="black", linestyle="--", linewidth=1.5, label="live per loader")
     ax_bar.set_xticks(list(x))
     ax_bar.set_xticklabels(names, rotation=30, ha="right")
-    ax_bar.set_ylabel("bytes per loader (all loaders alive)")
+    ax_bar.set_yscale("log")
+    ax_bar.set_ylabel("bytes per loader, all loaders alive (log)")
     ax_bar.set_title("per loader at the peak: footprint (solid), RSS (hatched)", fontsize=10)
     ax_bar.grid(True, axis="y", alpha=0.3)
     ax_bar.legend(fontsize=8)
@@ -259,7 +265,8 @@ def plot_micro(run, out):
     ax_steps.plot(range(len(steps)), [s["live"] / MIB for s in backends[0]["samples"]], color="black",
                   linestyle="--", linewidth=2, label="live")
     thin_xticks(ax_steps, steps)
-    ax_steps.set_ylabel("footprint MiB")
+    ax_steps.set_yscale("symlog", linthresh=1)
+    ax_steps.set_ylabel("footprint MiB (log above 1)")
     ax_steps.set_title("footprint while loading, then unloading in random order", fontsize=10)
     ax_steps.grid(True, alpha=0.3)
     legend(ax_steps)

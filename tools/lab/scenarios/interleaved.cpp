@@ -14,21 +14,6 @@ namespace {
 // sizes drawn, so it has its own random stream.
 constexpr std::uint64_t kOrderStream = 0x0DDE7;
 
-void release_in_steps(LoaderGroup& group, std::size_t steps, Random& order, Backend& backend, ScenarioContext& ctx,
-                      const char* phase) {
-  const auto victims = group.alive_shuffled(order);
-  std::size_t begin = 0;
-  int step = 1;
-  for (std::size_t end : batch_ends(victims.size(), steps)) {
-    for (std::size_t i = begin; i < end; ++i) group.release(victims[i]);
-    ctx.progress.advance(end - begin);
-    begin = end;
-    // A runtime purges right after class unloading; every backend gets the same chance.
-    backend.purge();
-    ctx.recorder.sample(backend, phase, step++, group.live_bytes(), group.counts());
-  }
-}
-
 }  // namespace
 
 void InterleavedScenario::add_flags(ParamSet& params) {
@@ -59,7 +44,7 @@ void InterleavedScenario::run(ScenarioContext& ctx) const {
   ctx.progress.set_total(rounds * loaders * (classes_per_loader + 1));
 
   ctx.recorder.restart_clock();
-  ctx.recorder.sample(*backend, "start", 0, 0, group.counts());
+  group.sample(ctx.recorder, "start", 0);
 
   group.add(loaders);
   std::size_t from = 0;
@@ -67,9 +52,9 @@ void InterleavedScenario::run(ScenarioContext& ctx) const {
   for (std::size_t to : batch_ends(classes_per_loader, load_steps)) {
     group.load_round_robin(workload, 0, loaders, from, to, ctx.progress);
     from = to;
-    ctx.recorder.sample(*backend, "load", step++, group.live_bytes(), group.counts());
+    group.sample(ctx.recorder, "load", step++);
   }
-  release_in_steps(group, unload_steps, order, *backend, ctx, "unload");
+  group.release_in_steps(unload_steps, order, ctx.recorder, ctx.progress, "unload");
   if (!spike) return;
 
   // The second spike, as in the measured run: each step brings as many new loaders as died per
@@ -80,9 +65,9 @@ void InterleavedScenario::run(ScenarioContext& ctx) const {
     const std::size_t first = group.add(end - previous);
     previous = end;
     group.load_round_robin(workload, first, group.size(), 0, classes_per_loader, ctx.progress);
-    ctx.recorder.sample(*backend, "reload", step++, group.live_bytes(), group.counts());
+    group.sample(ctx.recorder, "reload", step++);
   }
-  release_in_steps(group, unload_steps, order, *backend, ctx, "unload2");
+  group.release_in_steps(unload_steps, order, ctx.recorder, ctx.progress, "unload2");
 }
 
 }  // namespace lab

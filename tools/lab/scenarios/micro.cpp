@@ -36,7 +36,7 @@ void MicroScenario::run(ScenarioContext& ctx) const {
   ctx.progress.set_total(2 * loaders);
 
   ctx.recorder.restart_clock();
-  ctx.recorder.sample(*backend, "start", 0, 0, group.counts());
+  group.sample(ctx.recorder, "start", 0);
   std::size_t begin = 0;
   int step = 1;
   for (std::size_t end : batch_ends(loaders, load_steps)) {
@@ -47,18 +47,9 @@ void MicroScenario::run(ScenarioContext& ctx) const {
     }
     ctx.progress.advance(end - begin);
     begin = end;
-    ctx.recorder.sample(*backend, "load", step++, group.live_bytes(), group.counts());
+    group.sample(ctx.recorder, "load", step++);
   }
-  const auto victims = group.alive_shuffled(order);
-  begin = 0;
-  step = 1;
-  for (std::size_t end : batch_ends(victims.size(), unload_steps)) {
-    for (std::size_t i = begin; i < end; ++i) group.release(victims[i]);
-    ctx.progress.advance(end - begin);
-    begin = end;
-    backend->purge();
-    ctx.recorder.sample(*backend, "unload", step++, group.live_bytes(), group.counts());
-  }
+  group.release_in_steps(unload_steps, order, ctx.recorder, ctx.progress, "unload");
 }
 
 std::string MicroScenario::summary(const RunResult& result) const {

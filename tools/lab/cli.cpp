@@ -188,6 +188,10 @@ int run_replays(ReplayScenario& replay, const ParamSet& params, const WorkloadPa
   // A bad trace is said once, here, not once per backend.
   if (!run.emit_jsonl)
     for (const auto& t : traces) check_trace(t);
+  for (const auto& t : traces) {
+    replay.trace = t;
+    replay.validate();
+  }
   if (traces.size() == 1) {
     replay.trace = traces[0];
     return run_scenario(replay, params, workload, options, run, compare, {trace_stem(traces[0]), command});

@@ -303,13 +303,14 @@ def plot_summary(summary, out):
                 own.append(h["max_committed_used"])
                 live.append(h["max_committed_live"])
     ax.plot(xs, own, linestyle="none", marker="*", color="#555555", markersize=13, label="HotSpot committed/used")
-    ax.plot(xs, live, linestyle="none", marker="*", markerfacecolor="white", color="#555555", markersize=13,
-            label="HotSpot committed / trace live")
+    ax.plot([x + 0.5 * width for x in xs], live, linestyle="none", marker="*", markerfacecolor="white",
+            color="#555555", markersize=13, label="HotSpot committed / trace live")
     ax.axhline(ELASTIC_GOAL, color="green", linewidth=1, linestyle="--", label=f"goal {ELASTIC_GOAL}")
     ax.set_yscale("log")
     plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
     ax.yaxis.set_major_formatter(plain)
-    ax.yaxis.set_minor_formatter(plain)
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _: f"{v:g}" if f"{v:g}"[0] in "125" else ""))
     ax.set_xticks(range(len(traces)))
     ax.set_xticklabels(traces, rotation=20, ha="right")
     for i in range(1, len(traces)):

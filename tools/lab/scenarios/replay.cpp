@@ -22,11 +22,14 @@ constexpr const char* kHotSpotKeys[] = {"committed", "used", "class_committed", 
 
 void ReplayScenario::add_flags(ParamSet& params) {
   params.add("--trace", trace, "the trace to replay (plain or .gz)");
+  params.add("--max-samples", max_samples,
+             "thin the samples beyond this many (each further max-samples keep every 2nd, 4th, ... candidate)");
   params.add("--sample-every", sample_every, "also sample every N events (0: only at deaths and markers)",
              {.max = UINT64_MAX});
 }
 
 void ReplayScenario::validate() const {
+  if (max_samples == 0) throw std::invalid_argument("--max-samples must be at least 1");
   if (trace.empty()) throw std::invalid_argument("replay needs a trace: metaspace-lab replay TRACE");
   if (!std::filesystem::exists(trace)) throw std::invalid_argument("--trace: no such file: " + trace);
 }
@@ -42,8 +45,17 @@ void ReplayScenario::run(ScenarioContext& ctx) const {
 
   // A marker's step is its GC id where the log gave one (`gc 73` is the log's GC(73)), otherwise
   // the count of samples with that phase so far.
+  std::uint64_t candidates = 0, kept = 0, thinned = 0, stride = 1;
   auto sample = [&](const std::string& phase, nlohmann::json extra = nlohmann::json::object(),
                     std::optional<std::uint64_t> id = std::nullopt) {
+    const bool always = phase == "start" || phase == "end";
+    if (!always && candidates++ % stride != 0) {
+      ++thinned;
+      if (phase != "events") ++steps[phase];  // the steps still count the points passed
+      return;
+    }
+    if (!always && ++kept % max_samples == 0) stride *= 2;
+    extra["thinned_samples"] = thinned;
     extra["loaders"] = player.live_loaders();
     extra["events"] = events;
     extra["skipped_frees"] = player.skipped_frees();

@@ -25,6 +25,9 @@ class ReplayScenario : public Scenario {
   std::string trace;                // the one this process replays (--trace, or one of `traces`)
   std::vector<std::string> traces;  // the positional TRACE arguments: files or folders
   std::size_t sample_every = 1000000;
+  // Samples are thinned beyond this: after every max_samples samples kept, only every second
+  // candidate of the ones before is (1 M loader deaths give ~9 * max_samples samples, not 1 M).
+  std::size_t max_samples = 5000;
 };
 
 // Reads the whole trace once, without a backend: a trace that cannot be read is reported once,

@@ -18,6 +18,8 @@
 #include "cli.hpp"
 #include "harness_memory.hpp"
 #include "output/trace_summary.hpp"
+#include "runner.hpp"
+#include "scenarios/replay.hpp"
 #include "trace/trace_player.hpp"
 #include "trace/trace_reader.hpp"
 
@@ -133,6 +135,24 @@ TEST(LabTruth, ElasticFootprintIsCommittedPlusOverhead) {
   EXPECT_EQ(f.footprint, f.committed + f.extra["overhead"].get<std::size_t>());
   EXPECT_GT(f.footprint, f.committed);
   backend->destroy_loader(loader);
+}
+
+TEST(LabTruth, SamplesAreThinnedBeyondTheLimit) {
+  register_elastic_backends();
+  std::string body;
+  const int pairs = 4000;
+  for (int i = 0; i < pairs; ++i) body += fmt::format("B {0} micro\nA {0} n 16 {0}\nD {0}\n", i);
+  body += fmt::format("E {}\n", 3 * pairs);
+  ReplayScenario scenario;
+  scenario.trace = write_text("deaths.trace", "metaspace-trace 1\n" + body);
+  scenario.max_samples = 100;
+  const BackendRun r = run_in_process(scenario, "elastic", WorkloadParams{}, BackendOptions{}, false);
+  ASSERT_EQ(r.error, "");
+  // 4000 runs of deaths: 100 kept at every stride 1, 2, 4, ... : about 100 * log2(4000 / 100) + 100.
+  EXPECT_LT(r.samples.size(), 800u);
+  EXPECT_GT(r.samples.size(), 100u);
+  EXPECT_EQ(r.samples.back().phase, "end");
+  EXPECT_EQ(r.samples.back().extra["thinned_samples"].get<std::size_t>() + r.samples.size() - 2, 4000u);
 }
 
 int run_cli_capture(std::vector<std::string> args, std::string& out) {

@@ -22,6 +22,7 @@
 #include "scenarios/replay.hpp"
 #include "trace/trace_player.hpp"
 #include "trace/trace_reader.hpp"
+#include "test_support.hpp"
 
 namespace lab {
 namespace {
@@ -54,14 +55,8 @@ class BufferBackend : public Backend {
 
 std::string play(BufferBackend& backend, const std::string& name, const std::string& body) {
   TracePlayer player(backend);
-  try {
-    TraceReader reader(write_text(name, "metaspace-trace 1\n" + body));
-    TraceEvent e;
-    while (reader.next(e)) player.apply(e, reader);
-  } catch (const TraceError& e) {
-    return e.what();
-  }
-  return "ok";
+  const std::string error = test::play_file(player, write_text(name, "metaspace-trace 1\n" + body));
+  return error.empty() ? "ok" : error;
 }
 
 TEST(LabTruth, ReplayWritesEveryBlockItAllocates) {
@@ -155,26 +150,14 @@ TEST(LabTruth, SamplesAreThinnedBeyondTheLimit) {
   EXPECT_EQ(r.samples.back().extra["thinned_samples"].get<std::size_t>() + r.samples.size() - 2, 4000u);
 }
 
-int run_cli_capture(std::vector<std::string> args, std::string& out) {
-  register_elastic_backends();
-  register_malloc_backends();
-  args.insert(args.begin(), "metaspace-lab");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  testing::internal::CaptureStdout();
-  testing::internal::CaptureStderr();
-  const int status = run_cli(static_cast<int>(argv.size()), argv.data());
-  out = testing::internal::GetCapturedStdout();
-  out += testing::internal::GetCapturedStderr();
-  return status;
-}
+using test::run_cli_with;
 
 TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
   const std::string dir = testing::TempDir() + "lab_truth_many";
   std::filesystem::remove_all(dir);
   const std::string data = LAB_TEST_DATA_DIR;
   std::string out;
-  ASSERT_EQ(run_cli_capture({"replay", data + "/jdk25-version.trace.gz", data + "/jdk25-unload.trace.gz", "--backends",
+  ASSERT_EQ(run_cli_with({"replay", data + "/jdk25-version.trace.gz", data + "/jdk25-unload.trace.gz", "--backends",
                              "elastic,malloc", "--quiet", "--no-plot", "--out", dir},
                             out),
             0)
@@ -192,13 +175,13 @@ TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
 
 TEST(LabTruth, CountFlagsRejectNegativeAndAbsurdValues) {
   std::string out;
-  EXPECT_EQ(run_cli_capture({"spikes", "--loaders-per-batch", "-1"}, out), 2);
+  EXPECT_EQ(run_cli_with({"spikes", "--loaders-per-batch", "-1"}, out), 2);
   EXPECT_NE(out.find("--loaders-per-batch: -1 is negative"), std::string::npos) << out;
-  EXPECT_EQ(run_cli_capture({"micro", "--loaders", "99999999999"}, out), 2);
+  EXPECT_EQ(run_cli_with({"micro", "--loaders", "99999999999"}, out), 2);
   EXPECT_NE(out.find("--loaders: 99999999999 is too large"), std::string::npos) << out;
-  EXPECT_EQ(run_cli_capture({"bogus"}, out), 2);
+  EXPECT_EQ(run_cli_with({"bogus"}, out), 2);
   EXPECT_NE(out.find("unknown command 'bogus'"), std::string::npos) << out;
-  EXPECT_EQ(run_cli_capture({"--version"}, out), 0);
+  EXPECT_EQ(run_cli_with({"--version"}, out), 0);
   EXPECT_NE(out.find(fmt::format("metaspace-lab {}.{}", MS_VERSION_MAJOR, MS_VERSION_MINOR)), std::string::npos)
       << out;
 }

@@ -7,6 +7,7 @@
 #include "cli.hpp"
 #include "runner.hpp"
 #include "scenarios/replay.hpp"
+#include "test_support.hpp"
 
 namespace lab {
 namespace {
@@ -83,19 +84,7 @@ TEST(TraceReplay, SamplesAtUnloadingMarkersAndEveryNEvents) {
   EXPECT_EQ(every, 50633 / 10000);
 }
 
-int run_cli_with(std::vector<std::string> args, std::string& out) {
-  register_elastic_backends();
-  register_malloc_backends();
-  args.insert(args.begin(), "metaspace-lab");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  testing::internal::CaptureStdout();
-  testing::internal::CaptureStderr();
-  const int status = run_cli(static_cast<int>(argv.size()), argv.data());
-  out = testing::internal::GetCapturedStdout();
-  out += testing::internal::GetCapturedStderr();
-  return status;
-}
+using test::run_cli_with;
 
 TEST(TraceCli, ImportThenReplayShowsTheHotSpotColumn) {
   const std::string trace = testing::TempDir() + "trace_cli_version.trace.gz";

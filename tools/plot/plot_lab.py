@@ -91,6 +91,22 @@ def footprint(s):
     return s.get("footprint", s["committed"])
 
 
+def save(fig, out, title):
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+
+
+def axes_by(ax_list, xs, label, xlabel):
+    """The same x axis on every panel of a pair: ticks, their labels, the name, a light grid."""
+    for ax in ax_list:
+        ax.set_xticks(xs)
+        if label:
+            ax.set_xticklabels(label)
+        ax.set_xlabel(xlabel)
+        ax.grid(True, alpha=0.3)
+
+
 def plot_over_steps(run, out):
     backends = [b for b in run["backends"] if b["samples"]]
     steps = [label(s) for s in backends[0]["samples"]]
@@ -187,18 +203,13 @@ def plot_threads(run, out):
         ax_sp.plot([p[0] for p in pts], [p[1] / pts[0][1] for p in pts], label=b["name"], **st)
     threads = sorted({s["extra"].get("threads", s["step"]) for b in run["backends"] for s in b["samples"]})
     ax_sp.plot(threads, threads, color="black", linestyle=":", linewidth=1, label="linear")
-    for ax in (ax_tp, ax_sp):
-        ax.set_xticks(threads)
-        ax.set_xlabel("threads")
-        ax.grid(True, alpha=0.3)
+    axes_by((ax_tp, ax_sp), threads, None, "threads")
     ax_tp.set_ylabel("thousand classes loaded per second")
     ax_tp.set_title("throughput", fontsize=10)
     ax_sp.set_ylabel("speed-up over 1 thread")
     ax_sp.set_title("speed-up (best of the runs; the machine's load is in the report)", fontsize=10)
     legend(ax_sp)
-    fig.suptitle(title_lines(run, "throughput against threads"), fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=100)
+    save(fig, out, title_lines(run, "throughput against threads"))
 
 
 def plot_one_loader(run, out):
@@ -216,18 +227,13 @@ def plot_one_loader(run, out):
         ax_room.plot([p[0] for p in pts], [p[2] for p in pts], label=b["name"], **st)
     for ax in (ax_cost, ax_room):
         ax.set_xscale("log", base=2)
-        ax.set_xticks(sorted(aligns))
-        ax.set_xticklabels([str(a) for a in sorted(aligns)])
-        ax.set_xlabel("class alignment (bytes)")
-        ax.grid(True, alpha=0.3)
+    axes_by((ax_cost, ax_room), sorted(aligns), [str(a) for a in sorted(aligns)], "class alignment (bytes)")
     ax_cost.set_ylabel("footprint bytes per class")
     ax_cost.set_title("what a class costs in all", fontsize=10)
     ax_room.set_ylabel("class-space committed bytes per class")
     ax_room.set_title("class space per class (library backends only)", fontsize=10)
     legend(ax_room)
-    fig.suptitle(title_lines(run, "cost against class alignment"), fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=100)
+    save(fig, out, title_lines(run, "cost against class alignment"))
 
 
 def plot_micro(run, out):
@@ -270,9 +276,7 @@ def plot_micro(run, out):
     ax_steps.set_title("footprint while loading, then unloading in random order", fontsize=10)
     ax_steps.grid(True, alpha=0.3)
     legend(ax_steps)
-    fig.suptitle(title_lines(run, "one-class loaders"), fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=100)
+    save(fig, out, title_lines(run, "one-class loaders"))
 
 
 def plot_summary(summary, out):

@@ -4,7 +4,8 @@ set -euo pipefail
 
 packages=(g++ cmake ninja-build make pkg-config binutils python3-pip libgtest-dev libbenchmark-dev libmimalloc-dev
           libjemalloc-dev libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev python3 python3-matplotlib
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev
+          chromium)  # the lab test that opens its HTML report in a headless browser
 
 missing=()
 for p in "${packages[@]}"; do

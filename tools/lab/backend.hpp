@@ -6,17 +6,36 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace lab {
 
 enum class LoaderKind { boot, standard, micro };
+
+// The names of the kinds in traces and flags ("boot", "standard", "micro"), both ways.
+inline const char* loader_kind_name(LoaderKind kind) {
+  switch (kind) {
+    case LoaderKind::boot: return "boot";
+    case LoaderKind::standard: return "standard";
+    case LoaderKind::micro: return "micro";
+  }
+  return "standard";
+}
+inline std::optional<LoaderKind> loader_kind_from_name(std::string_view name) {
+  for (LoaderKind k : {LoaderKind::boot, LoaderKind::standard, LoaderKind::micro})
+    if (name == loader_kind_name(k)) return k;
+  return std::nullopt;
+}
 enum class Space { nonclass, klass };
 
 // What a backend reports at a sample point. used/committed are the allocator's own figures
-// (see each backend for what they mean); rss/mappings are the process's, filled in by the recorder.
+// (see each backend for what they mean); footprint is what the allocator costs the process in
+// memory: committed plus any bookkeeping the allocator keeps outside it (the verdicts judge
+// footprint/live); rss/mappings are the process's, filled in by the recorder.
 struct MemoryFigures {
   std::size_t used = 0;
   std::size_t committed = 0;
+  std::size_t footprint = 0;
   nlohmann::json extra = nlohmann::json::object();
 };
 

@@ -18,7 +18,9 @@ const std::vector<BackendEntry>& backend_catalog() {
       {"elastic-4k", "metaspace-lab", "libmetaspace, 4 KiB commit granules"},
       {"elastic-16k", "metaspace-lab", "libmetaspace, 16 KiB commit granules"},
       {"elastic-64k", "metaspace-lab", "libmetaspace, 64 KiB commit granules"},
-      {"legacy", "metaspace-lab", "libmetaspace, reclaim none (pre-elastic behaviour)"},
+      {"no-reclaim", "metaspace-lab",
+       "libmetaspace, reclaim none: free chunks stay committed and are reused, nothing is uncommitted before "
+       "ms_destroy (not a model of any HotSpot: HotSpot 14 also unmapped wholly free nodes)"},
       {"malloc", "metaspace-lab", "glibc malloc per block, loader list, freed at loader death"},
       {"malloc-trim", "metaspace-lab", "as malloc, plus malloc_trim(0) after unloading"},
       {"mimalloc", "metaspace-lab-mimalloc", "mimalloc, one mi_heap per loader, destroyed with it"},

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <metaspace/metaspace.h>
+#include <optional>
 #include <stdexcept>
 
 #include "backend_registry.hpp"
@@ -15,6 +17,7 @@
 #include "hotspot_reference.hpp"
 #include "output/json_output.hpp"
 #include "output/report.hpp"
+#include "output/trace_summary.hpp"
 #include "runner.hpp"
 #include "scenarios/replay.hpp"
 #include "scenarios/scenario.hpp"
@@ -37,10 +40,10 @@ struct RunOptions {
 
 // What `compare` runs when no --backends are given: the library's variants that matter and every
 // alternative (those whose executable was not built are skipped with a note).
-const std::vector<std::string> kCompareDefault = {"elastic", "elastic-16k", "legacy", "malloc",
+const std::vector<std::string> kCompareDefault = {"elastic", "elastic-16k", "no-reclaim", "malloc",
                                                   "malloc-trim", "mimalloc", "jemalloc"};
 // A direct run stays in one process, so it offers the backends of this executable.
-const std::vector<std::string> kDirectPreferred = {"elastic", "legacy", "malloc", "mimalloc", "jemalloc"};
+const std::vector<std::string> kDirectPreferred = {"elastic", "no-reclaim", "malloc", "mimalloc", "jemalloc"};
 
 void add_run_options(CLI::App& app, RunOptions& run, bool compare) {
   app.add_option("--backends", run.backends,
@@ -105,8 +108,17 @@ void emit(const std::string& line) {
   std::fflush(stdout);
 }
 
+// What a run writes and shows beyond its scenario: the file base name (the scenario, or the trace
+// replayed) and the command line (figure titles, the HTML page).
+struct RunLabels {
+  std::string base_name;
+  std::string command;
+  bool many = false;  // one of several traces: the summary follows, keep each trace's output short
+};
+
 int run_scenario(const Scenario& scenario, const ParamSet& params, const WorkloadParams& workload,
-                 const BackendOptions& options, const RunOptions& run, bool compare) {
+                 const BackendOptions& options, const RunOptions& run, bool compare, const RunLabels& labels,
+                 RunResult* keep = nullptr) {
   const auto backends = resolve_backends(run, compare);
 
   if (run.emit_jsonl) {
@@ -153,20 +165,72 @@ int run_scenario(const Scenario& scenario, const ParamSet& params, const Workloa
   }
   report_options.out_dir = run.no_files ? "" : run.out_dir;
   report_options.plot = !run.no_plot;
-  report_options.step_tables = !run.brief;
+  report_options.step_tables = !run.brief && !labels.many;
+  report_options.side_by_side = !labels.many;
+  report_options.base_name = labels.base_name;
+  report_options.command = labels.command;
   report(result, scenario, report_options);
+  int status = 0;
   for (const auto& b : result.backends)
-    if (!b.error.empty()) return 1;
-  return 0;
+    if (!b.error.empty()) status = 1;
+  if (keep) *keep = std::move(result);
+  return status;
+}
+
+// `replay A B DIR ...`: each trace in turn (files named after it), then one summary table, its JSON
+// and one summary figure.
+int run_replays(ReplayScenario& replay, const ParamSet& params, const WorkloadParams& workload,
+                const BackendOptions& options, const RunOptions& run, bool compare, const std::string& command) {
+  std::vector<std::string> names = replay.traces;
+  if (!replay.trace.empty()) names.push_back(replay.trace);
+  if (names.empty()) throw std::invalid_argument("replay needs a trace: metaspace-lab replay TRACE [TRACE|DIR ...]");
+  const auto traces = expand_traces(names);
+  // A bad trace is said once, here, not once per backend.
+  if (!run.emit_jsonl)
+    for (const auto& t : traces) check_trace(t);
+  for (const auto& t : traces) {
+    replay.trace = t;
+    replay.validate();
+  }
+  if (traces.size() == 1) {
+    replay.trace = traces[0];
+    return run_scenario(replay, params, workload, options, run, compare, {trace_stem(traces[0]), command});
+  }
+  TraceSummary summary;
+  int status = 0;
+  for (const auto& t : traces) {
+    replay.trace = t;
+    std::fprintf(stdout, "==== %s\n", t.c_str());
+    RunResult result;
+    status |= run_scenario(replay, params, workload, options, run, compare, {trace_stem(t), command, true}, &result);
+    summary.add(trace_stem(t), result);
+    std::fputc('\n', stdout);
+  }
+  std::fprintf(stdout, "summary over %zu traces:\n%s", traces.size(), summary.format().c_str());
+  if (!run.no_files) {
+    const std::string written = write_trace_summary(summary, run.out_dir, !run.no_plot, command);
+    std::fprintf(stdout, "%s\n", written.c_str());
+  }
+  std::fflush(stdout);
+  return status;
 }
 
 }  // namespace
+
+std::string lab_version() {
+#ifdef MS_VERSION_PATCH
+  const std::string library = fmt::format("{}.{}.{}", MS_VERSION_MAJOR, MS_VERSION_MINOR, MS_VERSION_PATCH);
+#else
+  const std::string library = fmt::format("{}.{}", MS_VERSION_MAJOR, MS_VERSION_MINOR);
+#endif
+  return fmt::format("metaspace-lab {} (libmetaspace {}, output schema {})", library, library, kSchemaVersion);
+}
 
 int run_cli(int argc, char** argv) {
   CLI::App app{"metaspace-lab: the seed experiments of libmetaspace, side by side against malloc, mimalloc and "
                "jemalloc"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", fmt::format("metaspace-lab (schema {})", kSchemaVersion));
+  app.set_version_flag("--version", lab_version());
 
   auto scenarios = make_scenarios();
   // Registered here because `replay TRACE` takes its trace as a positional argument too.
@@ -190,10 +254,28 @@ int run_cli(int argc, char** argv) {
     for (bool is_compare : {false, true}) {
       CLI::App* cmd = (is_compare ? compare : &app)->add_subcommand(sc->name(), sc->description());
       ps.bind(*cmd);
-      if (sc.get() == replay) cmd->add_option("TRACE", replay->trace, "the trace to replay (same as --trace)");
+      if (sc.get() == replay)
+        cmd->add_option("TRACE", replay->traces, "traces to replay, or folders of *.trace[.gz] (compare: one summary)");
       add_run_options(*cmd, run, is_compare);
       commands[cmd] = {sc.get(), is_compare};
     }
+  }
+
+  // CLI11 says only "A subcommand is required" for `metaspace-lab bogus`: name the word instead.
+  auto unknown_command = [](CLI::App& parent, int at, int argc, char** argv) -> std::optional<std::string> {
+    if (argc <= at || argv[at][0] == '-') return std::nullopt;
+    std::string known;
+    for (const auto* sub : parent.get_subcommands({})) {
+      if (sub->get_name() == argv[at]) return std::nullopt;
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    return fmt::format("unknown command '{}' (commands: {})", argv[at], known);
+  };
+  auto problem = unknown_command(app, 1, argc, argv);
+  if (!problem && argc > 1 && std::string(argv[1]) == "compare") problem = unknown_command(*compare, 2, argc, argv);
+  if (problem) {
+    std::fprintf(stderr, "metaspace-lab: error: %s\n", problem->c_str());
+    return 2;
   }
 
   try {
@@ -208,10 +290,15 @@ int run_cli(int argc, char** argv) {
     if (!cmd->parsed()) continue;
     auto [scenario, is_compare] = target;
     try {
-      scenario->validate();
       workload.validate();
       validate_alignment(options.class_alignment_bytes);
-      return run_scenario(*scenario, params[scenario], workload, options, run, is_compare);
+      std::string command = "metaspace-lab";
+      for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+      if (scenario == replay)
+        return run_replays(*replay, params[scenario], workload, options, run, is_compare, command);
+      scenario->validate();
+      return run_scenario(*scenario, params[scenario], workload, options, run, is_compare,
+                          {scenario->name(), command});
     } catch (const std::invalid_argument& e) {
       std::fprintf(stderr, "metaspace-lab %s: error: %s\n", scenario->name().c_str(), e.what());
       return 2;

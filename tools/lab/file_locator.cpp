@@ -12,13 +12,10 @@ std::filesystem::path executable_dir() {
 
 std::vector<std::filesystem::path> data_search_dirs(const std::string& relative) {
   std::vector<std::filesystem::path> dirs;
-#ifdef LAB_SOURCE_ROOT
-  dirs.push_back(std::filesystem::path(LAB_SOURCE_ROOT) / relative);
-#endif
   auto dir = executable_dir();
   for (int up = 0; up < 6 && !dir.empty(); ++up) {
+    dirs.push_back(dir / "share" / "metaspace-lab");
     dirs.push_back(dir / relative);
-    dirs.push_back(dir / "share" / "metaspace-lab" / std::filesystem::path(relative).filename());
     if (dir == dir.parent_path()) break;
     dir = dir.parent_path();
   }

@@ -1,5 +1,8 @@
 #include "hotspot_reference.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -31,26 +34,39 @@ ReferenceSeries load_hotspot_reference(const std::string& csv_path) {
   ref.name = "hotspot-25";
   ref.source = "measured: Temurin 25.0.3 -Xshare:off (shared/reference/hotspot-measured.md)";
   std::string line;
-  bool header = true;
+  std::vector<std::string> header;
+  int line_number = 0;
   while (std::getline(in, line)) {
+    ++line_number;
     if (line.empty() || line[0] == '#') continue;
-    if (header) {
-      header = false;
+    if (header.empty()) {
+      header = split(line);
       continue;
     }
-    auto f = split(line);
-    if (f.size() != 9) throw std::runtime_error("malformed line in " + csv_path + ": " + line);
+    const auto f = split(line);
+    if (f.size() != header.size())
+      throw std::runtime_error(fmt::format("{}:{}: {} fields, the header has {}", csv_path, line_number, f.size(),
+                                           header.size()));
+    // Columns by name, so that the file may gain or reorder columns.
+    auto field = [&](const char* name) -> const std::string& {
+      auto it = std::find(header.begin(), header.end(), name);
+      if (it == header.end()) throw std::runtime_error(fmt::format("{}: no column '{}'", csv_path, name));
+      return f[static_cast<std::size_t>(it - header.begin())];
+    };
+    auto mib = [&](const char* name) { return static_cast<std::size_t>(std::stod(field(name)) * kMiB); };
     Sample s;
-    s.phase = f[0];
-    s.step = std::stoi(f[1]);
-    s.used = static_cast<std::size_t>(std::stod(f[4]) * kMiB);
-    s.live = s.used;
-    s.committed = static_cast<std::size_t>(std::stod(f[5]) * kMiB);
-    s.rss = static_cast<std::size_t>(std::stod(f[8]) * kMiB);
-    s.extra = {{"classes", std::stoul(f[2])},
-               {"loaders", std::stoul(f[3])},
-               {"class_used", static_cast<std::size_t>(std::stod(f[6]) * kMiB)},
-               {"class_committed", static_cast<std::size_t>(std::stod(f[7]) * kMiB)}};
+    s.phase = field("phase");
+    s.step = std::stoi(field("step"));
+    s.used = mib("used_mb");
+    s.live = s.used;  // the JVM's own used: this series has no workload live of its own
+    s.committed = mib("committed_mb");
+    s.footprint = s.committed;
+    s.rss = mib("rss_mb");
+    s.extra = {{"classes", std::stoul(field("loaded_classes"))},
+               {"loaders", std::stoul(field("live_loaders"))},
+               {"class_used", mib("ccs_used_mb")},
+               {"class_committed", mib("ccs_committed_mb")},
+               {"rss_is_whole_jvm", true}};
     ref.samples.push_back(std::move(s));
   }
   return ref;

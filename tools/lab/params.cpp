@@ -1,6 +1,25 @@
 #include "params.hpp"
 
+#include <fmt/format.h>
+
+#include <charconv>
+
 namespace lab {
+
+CLI::Validator ParamSet::count_check(Bound bound) {
+  return CLI::Validator(
+      [bound](std::string& text) -> std::string {
+        std::string_view t = text;
+        while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+        if (!t.empty() && t.front() == '-') return fmt::format("{} is negative; a count is 0 or more", text);
+        std::uint64_t v = 0;
+        auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+        if (ec == std::errc::result_out_of_range || (ec == std::errc() && v > bound.max))
+          return fmt::format("{} is too large (at most {})", text, bound.max);
+        return {};
+      },
+      "COUNT", "count");
+}
 
 nlohmann::json ParamSet::to_json() const {
   nlohmann::json out = nlohmann::json::object();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,19 +13,32 @@ namespace lab {
 // The flags of a scenario, kept as a list so that the same values can be bound to several CLI11
 // sub-commands (`interleaved` and `compare interleaved`), written into the run's JSON `params`,
 // and handed on to the child processes of `compare` exactly as parsed.
+//
+// Unsigned counts are checked on the text, before CLI11 converts it (which would wrap "-1" into
+// 2^64 - 1: `spikes --loaders-per-batch -1` once ate 2.3 GB): negative numbers and values above
+// the flag's bound are rejected with the flag's name.
 class ParamSet {
  public:
+  // The largest value a count flag accepts unless it says otherwise: far beyond any workload that
+  // fits in this machine's memory (a class is ~4 KiB), far below a wrapped negative.
+  static constexpr std::uint64_t kDefaultMaxCount = 100'000'000;
+  struct Bound {
+    std::uint64_t max = kDefaultMaxCount;
+  };
+
   template <typename T>
-  void add(const std::string& flag, T& value, const std::string& description) {
+  void add(const std::string& flag, T& value, const std::string& description, Bound bound = {}) {
     Param p;
     p.flag = flag;
-    p.bind = [&value, flag, description](CLI::App& app) {
+    p.bind = [&value, flag, description, bound](CLI::App& app) {
       if constexpr (std::is_same_v<T, bool>) {
         app.add_flag(flag, value, description);
       } else if constexpr (is_vector<T>::value) {
-        app.add_option(flag, value, description)->delimiter(',')->capture_default_str();
+        auto* o = app.add_option(flag, value, description)->delimiter(',')->capture_default_str();
+        if constexpr (std::is_unsigned_v<typename T::value_type>) o->check(count_check(bound));
       } else {
-        app.add_option(flag, value, description)->capture_default_str();
+        auto* o = app.add_option(flag, value, description)->capture_default_str();
+        if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) o->check(count_check(bound));
       }
     };
     p.json = [&value] { return nlohmann::json(value); };
@@ -39,6 +53,8 @@ class ParamSet {
   std::vector<std::string> to_args() const;
 
  private:
+  static CLI::Validator count_check(Bound bound);
+
   template <typename T>
   struct is_vector : std::false_type {};
   template <typename T>

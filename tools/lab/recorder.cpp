@@ -1,5 +1,8 @@
 #include "recorder.hpp"
 
+#include <algorithm>
+
+#include "harness_memory.hpp"
 #include "process_memory.hpp"
 
 namespace lab {
@@ -8,6 +11,11 @@ Recorder::Recorder(BackendRun& run, Listener listener)
     : run_(run), listener_(std::move(listener)), step_start_(std::chrono::steady_clock::now()) {}
 
 void Recorder::restart_clock() { step_start_ = std::chrono::steady_clock::now(); }
+
+void Recorder::take_baseline() {
+  const std::size_t rss = resident_bytes();
+  rss_baseline_ = rss - std::min(rss, harness_resident_bytes());
+}
 
 const Sample& Recorder::sample(Backend& backend, const std::string& phase, int step, std::size_t live,
                                nlohmann::json extra) {
@@ -20,7 +28,10 @@ const Sample& Recorder::sample(Backend& backend, const std::string& phase, int s
   MemoryFigures f = backend.figures();
   s.used = f.used;
   s.committed = f.committed;
-  s.rss = resident_bytes();
+  s.footprint = f.footprint ? f.footprint : f.committed;
+  const std::size_t rss = resident_bytes();
+  const std::size_t own = std::min(rss, harness_resident_bytes() + rss_baseline_);
+  s.rss = rss - own;
   s.mappings = mapping_count();
   s.extra = std::move(f.extra);
   for (auto& [k, v] : extra.items()) s.extra[k] = v;

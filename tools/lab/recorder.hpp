@@ -20,6 +20,9 @@ class Recorder {
 
   // Starts timing the next step now (a scenario calls it after setting up a fresh backend).
   void restart_clock();
+  // Takes the process's RSS now as the zero of every later sample's rss (the runner calls it
+  // right before it creates the backend, so the lab's start-up memory is not the backend's).
+  void take_baseline();
 
   const Sample& sample(Backend& backend, const std::string& phase, int step, std::size_t live,
                        nlohmann::json extra = nlohmann::json::object());
@@ -30,6 +33,7 @@ class Recorder {
   BackendRun& run_;
   Listener listener_;
   std::chrono::steady_clock::time_point step_start_;
+  std::size_t rss_baseline_ = 0;
 };
 
 }  // namespace lab

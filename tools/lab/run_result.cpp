@@ -4,7 +4,7 @@ namespace lab {
 
 nlohmann::json to_json(const Sample& s) {
   return {{"phase", s.phase},       {"step", s.step},         {"live", s.live},
-          {"used", s.used},         {"committed", s.committed}, {"rss", s.rss},
+          {"used", s.used},         {"committed", s.committed}, {"footprint", s.footprint}, {"rss", s.rss},
           {"mappings", s.mappings}, {"elapsed_ns", s.elapsed_ns}, {"extra", s.extra}};
 }
 
@@ -15,6 +15,7 @@ Sample sample_from_json(const nlohmann::json& j) {
   s.live = j.at("live").get<std::size_t>();
   s.used = j.at("used").get<std::size_t>();
   s.committed = j.at("committed").get<std::size_t>();
+  s.footprint = j.value("footprint", s.committed);
   s.rss = j.at("rss").get<std::size_t>();
   s.mappings = j.at("mappings").get<std::size_t>();
   s.elapsed_ns = j.at("elapsed_ns").get<std::uint64_t>();

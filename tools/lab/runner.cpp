@@ -24,7 +24,9 @@ BackendRun run_in_process(const Scenario& scenario, const std::string& backend, 
   bool announced = false;
   // The first backend a scenario creates describes the run; later ones (one per alignment or
   // thread count) differ only in what their samples record.
+  Recorder recorder(run, on_sample);
   BackendFactory announcing = [&](const BackendOptions& o) {
+    if (!announced) recorder.take_baseline();
     auto b = factory(o);
     if (!announced) {
       announced = true;
@@ -33,7 +35,6 @@ BackendRun run_in_process(const Scenario& scenario, const std::string& backend, 
     }
     return b;
   };
-  Recorder recorder(run, on_sample);
   Progress progress(show_progress, backend);
   ScenarioContext ctx{announcing, options, workload, recorder, progress};
   try {

@@ -57,7 +57,7 @@ double fixed_buckets_mean_words(const WorkloadParams& p) {
 }
 
 void WorkloadParams::add_flags(ParamSet& params) {
-  params.add("--seed", seed, "random seed: the same seed gives the same workload");
+  params.add("--seed", seed, "random seed: the same seed gives the same workload", {.max = UINT64_MAX});
   params.add("--klass-mean-words", klass_mean_words, "mean Klass (class-space block) size in words");
   params.add("--klass-min-words", klass_min_words, "smallest Klass in words");
   params.add("--klass-cluster-max-words", klass_cluster_max_words, "upper end of the usual Klass sizes in words");

@@ -1,22 +1,29 @@
 #!/usr/bin/env python3
 """Draws a metaspace-lab run (the JSON document of `metaspace-lab <scenario>`) into a PNG.
 
-usage: plot_lab.py RUN.json OUT.png
+usage: plot_lab.py RUN.json OUT.png        (a run: one figure for its scenario)
+       plot_lab.py summary.json OUT.png    (`compare replay A B ...`: the many-traces summary)
 
-Panels, over the samples of the run:
-  1. committed per backend (solid) against what the lab holds live (black, dashed), with HotSpot's
-     measured committed and used where the run has them (grey);
-  2. committed / live per backend, with the elastic goal of 1.05;
-  3. RSS of every backend's process.
-Exit status 3 when matplotlib is missing (metaspace-lab reports it), 2 on bad input.
+The figure depends on the scenario:
+  interleaved, spikes, replay: footprint per backend against live (and HotSpot's committed), then
+      footprint/live (HotSpot: committed/used, and committed/live where the trace gives live), then
+      the RSS of each backend's process (HotSpot's whole-JVM RSS is not comparable and not drawn);
+  threads: classes loaded per second against the thread count;
+  one-loader: committed bytes per class against the class alignment;
+  micro: footprint and RSS per loader at the peak, and footprint over the steps;
+  summary: the worst footprint/live per trace and backend, HotSpot's own beside them.
+Every backend keeps one colour, line style and marker in every figure. Exit status 3 when
+matplotlib is missing (metaspace-lab reports it), 2 on bad input.
 """
 import json
 import math
 import sys
+import textwrap
 
 NO_MATPLOTLIB = 3
 MIB = 1024.0 * 1024.0
 ELASTIC_GOAL = 1.05
+MAX_XTICKS = 24
 
 try:
     import matplotlib
@@ -27,25 +34,84 @@ except ImportError:
     sys.stderr.write("plot_lab.py: matplotlib is not installed (Debian: apt-get install python3-matplotlib)\n")
     sys.exit(NO_MATPLOTLIB)
 
+# (colour, line style, marker) per backend, so that no series hides another and a backend looks
+# the same in every figure.
+STYLES = {
+    "elastic": ("#1f77b4", "-", "o"),
+    "elastic-4k": ("#17becf", (0, (5, 1)), "<"),
+    "elastic-16k": ("#ff7f0e", "--", "s"),
+    "elastic-64k": ("#bcbd22", (0, (3, 1, 1, 1)), ">"),
+    "no-reclaim": ("#2ca02c", "-.", "^"),
+    "malloc": ("#d62728", "-", "v"),
+    "malloc-trim": ("#9467bd", ":", "D"),
+    "mimalloc": ("#8c564b", "--", "P"),
+    "jemalloc": ("#e377c2", "-.", "X"),
+}
+HOTSPOT = dict(color="#555555", linewidth=3, alpha=0.5, marker="*", markersize=11, zorder=4)
+
+
+def style(name, n_points=0):
+    color, line, marker = STYLES.get(name, ("#7f7f7f", "-", "."))
+    every = max(1, n_points // 30) if n_points else 1
+    return dict(color=color, linestyle=line, marker=marker, markersize=5, linewidth=1.6, markevery=every)
+
 
 def label(sample):
     return f"{sample['phase']} {sample['step']}"
 
 
-def main(argv):
-    if len(argv) != 3:
-        sys.stderr.write(__doc__)
-        return 2
-    with open(argv[1]) as f:
-        run = json.load(f)
+def title_lines(run, what):
+    name = run.get("label") or ""
+    head = f"metaspace-lab {run['scenario']}" + (f": {name}" if name else "") + f" — {what}"
+    command = run.get("command", "")
+    if command:
+        head += "\n" + "\n".join(textwrap.wrap(command, 110))
+    return head
 
+
+def thin_xticks(ax, steps):
+    """At most MAX_XTICKS labels, evenly spread, so long traces stay readable."""
+    every = max(1, math.ceil(len(steps) / MAX_XTICKS))
+    ticks = list(range(0, len(steps), every))
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([steps[i] for i in ticks], rotation=50, ha="right", fontsize=8)
+
+
+def legend(ax):
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def judged(samples, den):
+    """Samples whose denominator is at least 1 % of its peak: the verdict's rule."""
+    peak = max((den(s) for s in samples), default=0)
+    return [s for s in samples if den(s) > 0 and den(s) * 100 >= peak]
+
+
+def footprint(s):
+    return s.get("footprint", s["committed"])
+
+
+def save(fig, out, title):
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+
+
+def axes_by(ax_list, xs, label, xlabel):
+    """The same x axis on every panel of a pair: ticks, their labels, the name, a light grid."""
+    for ax in ax_list:
+        ax.set_xticks(xs)
+        if label:
+            ax.set_xticklabels(label)
+        ax.set_xlabel(xlabel)
+        ax.grid(True, alpha=0.3)
+
+
+def plot_over_steps(run, out):
     backends = [b for b in run["backends"] if b["samples"]]
-    if not backends:
-        sys.stderr.write("plot_lab.py: no samples to plot\n")
-        return 2
-    # The x axis: the steps of the first backend; other series are placed by matching step.
     steps = [label(s) for s in backends[0]["samples"]]
     index = {name: i for i, name in enumerate(steps)}
+    n = len(steps)
 
     def series(samples, value):
         xs, ys = [], []
@@ -56,53 +122,235 @@ def main(argv):
                 ys.append(value(s))
         return xs, ys
 
-    fig, (ax_comm, ax_ratio, ax_rss) = plt.subplots(
-        3, 1, figsize=(12, 12), sharex=True, gridspec_kw={"height_ratios": [3, 2, 2]})
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-
+    fig, (ax_mem, ax_ratio, ax_rss) = plt.subplots(
+        3, 1, figsize=(13, 13), sharex=True, gridspec_kw={"height_ratios": [3, 2, 2]})
     xs, ys = series(backends[0]["samples"], lambda s: s["live"] / MIB)
-    ax_comm.plot(xs, ys, color="black", linestyle="--", linewidth=2.5, label="live (requested by the lab)", zorder=5)
-    for n, b in enumerate(backends):
-        color = colors[n % len(colors)]
-        style = "-" if b["name"].startswith("elastic") else "-."
-        xs, ys = series(b["samples"], lambda s: s["committed"] / MIB)
-        ax_comm.plot(xs, ys, color=color, linestyle=style, marker="o", markersize=3, label=f"{b['name']} committed")
-        xs, ys = series(b["samples"], lambda s: s["committed"] / s["live"] if s["live"] else math.nan)
-        ax_ratio.plot(xs, ys, color=color, linestyle=style, marker="o", markersize=3, label=b["name"])
+    ax_mem.plot(xs, ys, color="black", linestyle="--", linewidth=2.5, label="live (requested, not freed)", zorder=1)
+    shown = []
+    for b in backends:
+        st = style(b["name"], n)
+        xs, ys = series(b["samples"], lambda s: footprint(s) / MIB)
+        ax_mem.plot(xs, ys, label=f"{b['name']} footprint", zorder=3, **st)
+        ok = {label(s) for s in judged(b["samples"], lambda s: s["live"])}
+        xs, ys = series(b["samples"], lambda s: footprint(s) / s["live"] if label(s) in ok else math.nan)
+        ax_ratio.plot(xs, ys, label=b["name"], zorder=3, **st)
+        shown += [y for y in ys if y == y]
         xs, ys = series(b["samples"], lambda s: s["rss"] / MIB)
-        ax_rss.plot(xs, ys, color=color, linestyle=style, marker="o", markersize=3, label=b["name"])
+        ax_rss.plot(xs, ys, label=b["name"], zorder=3, **st)
 
+    hotspot_ratios = []
     for ref in run.get("references", []):
         xs, ys = series(ref["samples"], lambda s: s["committed"] / MIB)
-        if xs:
-            ax_comm.plot(xs, ys, color="grey", linewidth=3, alpha=0.6, label=f"{ref['name']} committed (measured)")
-            _, used = series(ref["samples"], lambda s: s["used"] / MIB)
-            ax_comm.plot(xs, used, color="grey", linewidth=1.5, linestyle=":", label=f"{ref['name']} used (measured)")
-            _, ratio = series(ref["samples"], lambda s: s["committed"] / s["used"] if s["used"] else math.nan)
-            ax_ratio.plot(xs, ratio, color="grey", linewidth=3, alpha=0.6, label=f"{ref['name']} (measured)")
-            _, rss = series(ref["samples"], lambda s: s["rss"] / MIB)
-            ax_rss.plot(xs, rss, color="grey", linewidth=3, alpha=0.6, label=f"{ref['name']} (measured, whole JVM)")
+        if not xs:
+            continue
+        ax_mem.plot(xs, ys, label=f"{ref['name']} committed", **HOTSPOT)
+        own_live = any(s["live"] != s["used"] for s in ref["samples"])
+        _, used = series(ref["samples"], lambda s: s["used"] / MIB)
+        ax_mem.plot(xs, used, color="#555555", linewidth=1.2, linestyle=":", label=f"{ref['name']} used")
+        _, r = series(ref["samples"], lambda s: s["committed"] / s["used"] if s["used"] else math.nan)
+        ax_ratio.plot(xs, r, label=f"{ref['name']} committed/used (its own)", **HOTSPOT)
+        hotspot_ratios += [y for y in r if y == y]
+        if own_live:
+            ok = {label(s) for s in judged(ref["samples"], lambda s: s["live"])}
+            _, r = series(ref["samples"], lambda s: s["committed"] / s["live"] if label(s) in ok else math.nan)
+            ax_ratio.plot(xs, r, color="#555555", linewidth=1.5, linestyle="--", marker="*", markersize=6,
+                          label=f"{ref['name']} committed / trace live")
+            hotspot_ratios += [y for y in r if y == y]
 
     ax_ratio.axhline(ELASTIC_GOAL, color="green", linewidth=1, linestyle="--", label=f"goal {ELASTIC_GOAL}")
-    ax_ratio.set_yscale("log")
-    plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
-    ax_ratio.yaxis.set_major_formatter(plain)
-    ax_ratio.yaxis.set_minor_formatter(plain)
+    # A linear axis clipped where elastic and HotSpot can still be told apart; what goes beyond
+    # (malloc holding its heap after everything died) is named in the title, not allowed to squash
+    # the rest.
+    focus = [y for b in backends if b["name"].startswith("elastic") for y in
+             series(b["samples"], lambda s: footprint(s) / s["live"] if s["live"] else math.nan)[1] if y == y]
+    top = max([2.0] + [1.15 * y for y in focus + hotspot_ratios])
+    top = min(top, max(shown + hotspot_ratios + [2.0]) * 1.05)
+    ax_ratio.set_ylim(0.9, top)
+    clipped = sorted({b["name"] for b in backends
+                      for y in series(b["samples"], lambda s: footprint(s) / s["live"] if s["live"] else math.nan)[1]
+                      if y == y and y > top})
+    note = f" (beyond {top:.1f}, clipped: {', '.join(clipped)})" if clipped else ""
 
-    params = run.get("params", {})
-    ax_comm.set_title(f"metaspace-lab {run['scenario']}: committed vs live (seed {params.get('seed', '?')})")
-    ax_comm.set_ylabel("MiB")
-    ax_ratio.set_title("committed / live (samples with nothing live are left out)")
-    ax_ratio.set_ylabel("ratio (log)")
-    ax_rss.set_title("RSS of each backend's process")
+    ax_mem.set_title(title_lines(run, "footprint against live"), fontsize=10)
+    ax_mem.set_ylabel("MiB")
+    ax_ratio.set_title("footprint / live (samples with live below 1 % of the peak left out)" + note, fontsize=10)
+    ax_ratio.set_ylabel("ratio")
+    ax_rss.set_title("RSS of each backend's process above its baseline (the lab's own tables left out; "
+                     "HotSpot's whole-JVM RSS is not comparable)", fontsize=10)
     ax_rss.set_ylabel("MiB")
-    ax_rss.set_xticks(range(len(steps)))
-    ax_rss.set_xticklabels(steps, rotation=60, ha="right", fontsize=8)
-    for ax in (ax_comm, ax_ratio, ax_rss):
+    thin_xticks(ax_rss, steps)
+    for ax in (ax_mem, ax_ratio, ax_rss):
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        legend(ax)
     fig.tight_layout()
-    fig.savefig(argv[2], dpi=110)
+    fig.savefig(out, dpi=100)
+
+
+def plot_threads(run, out):
+    fig, (ax_tp, ax_sp) = plt.subplots(1, 2, figsize=(13, 5.5))
+    for b in run["backends"]:
+        best = {}  # threads -> the best of the repeated runs, as the verdict takes it
+        for s in b["samples"]:
+            if s["phase"] == "load" and s["elapsed_ns"] > 0:
+                t = s["extra"].get("threads", s["step"])
+                rate = s["extra"].get("classes", 0) / (s["elapsed_ns"] / 1e9)
+                best[t] = max(best.get(t, 0), rate)
+        pts = sorted(best.items())
+        if not pts:
+            continue
+        st = style(b["name"])
+        ax_tp.plot([p[0] for p in pts], [p[1] / 1000 for p in pts], label=b["name"], **st)
+        ax_sp.plot([p[0] for p in pts], [p[1] / pts[0][1] for p in pts], label=b["name"], **st)
+    threads = sorted({s["extra"].get("threads", s["step"]) for b in run["backends"] for s in b["samples"]})
+    ax_sp.plot(threads, threads, color="black", linestyle=":", linewidth=1, label="linear")
+    axes_by((ax_tp, ax_sp), threads, None, "threads")
+    ax_tp.set_ylabel("thousand classes loaded per second")
+    ax_tp.set_title("throughput", fontsize=10)
+    ax_sp.set_ylabel("speed-up over 1 thread")
+    ax_sp.set_title("speed-up (best of the runs; the machine's load is in the report)", fontsize=10)
+    legend(ax_sp)
+    save(fig, out, title_lines(run, "throughput against threads"))
+
+
+def plot_one_loader(run, out):
+    fig, (ax_cost, ax_room) = plt.subplots(1, 2, figsize=(13, 5.5))
+    aligns = set()
+    for b in run["backends"]:
+        pts = sorted((s["step"], footprint(s) / max(1, s["extra"].get("classes", 1)),
+                      s["extra"].get("class_committed", math.nan) / max(1, s["extra"].get("classes", 1)))
+                     for s in b["samples"] if s["phase"] == "loaded")
+        if not pts:
+            continue
+        aligns |= {p[0] for p in pts}
+        st = style(b["name"])
+        ax_cost.plot([p[0] for p in pts], [p[1] for p in pts], label=b["name"], **st)
+        ax_room.plot([p[0] for p in pts], [p[2] for p in pts], label=b["name"], **st)
+    for ax in (ax_cost, ax_room):
+        ax.set_xscale("log", base=2)
+    axes_by((ax_cost, ax_room), sorted(aligns), [str(a) for a in sorted(aligns)], "class alignment (bytes)")
+    ax_cost.set_ylabel("footprint bytes per class")
+    ax_cost.set_title("what a class costs in all", fontsize=10)
+    ax_room.set_ylabel("class-space committed bytes per class")
+    ax_room.set_title("class space per class (library backends only)", fontsize=10)
+    legend(ax_room)
+    save(fig, out, title_lines(run, "cost against class alignment"))
+
+
+def plot_micro(run, out):
+    backends = [b for b in run["backends"] if b["samples"]]
+    fig, (ax_bar, ax_steps) = plt.subplots(1, 2, figsize=(14, 5.5), gridspec_kw={"width_ratios": [1, 1.3]})
+    names, foot, rss, live = [], [], [], []
+    for b in backends:
+        loads = [s for s in b["samples"] if s["phase"] == "load"]
+        if not loads:
+            continue
+        peak = loads[-1]
+        n = max(1, peak["extra"].get("loaders", 1))
+        names.append(b["name"])
+        foot.append(footprint(peak) / n)
+        rss.append(peak["rss"] / n)
+        live.append(peak["live"] / n)
+    x = range(len(names))
+    ax_bar.bar([i - 0.2 for i in x], foot, width=0.4, label="footprint per loader",
+               color=[STYLES.get(n, ("#777",))[0] for n in names])
+    ax_bar.bar([i + 0.2 for i in x], rss, width=0.4, label="RSS per loader", color="white",
+               edgecolor=[STYLES.get(n, ("#777",))[0] for n in names], hatch="//")
+    if live:
+        ax_bar.axhline(live[0], color="black", linestyle="--", linewidth=1.5, label="live per loader")
+    ax_bar.set_xticks(list(x))
+    ax_bar.set_xticklabels(names, rotation=30, ha="right")
+    ax_bar.set_yscale("log")
+    ax_bar.set_ylabel("bytes per loader, all loaders alive (log)")
+    ax_bar.set_title("per loader at the peak: footprint (solid), RSS (hatched)", fontsize=10)
+    ax_bar.grid(True, axis="y", alpha=0.3)
+    ax_bar.legend(fontsize=8)
+    steps = [label(s) for s in backends[0]["samples"]]
+    for b in backends:
+        ax_steps.plot(range(len(b["samples"])), [footprint(s) / MIB for s in b["samples"]], label=b["name"],
+                      **style(b["name"]))
+    ax_steps.plot(range(len(steps)), [s["live"] / MIB for s in backends[0]["samples"]], color="black",
+                  linestyle="--", linewidth=2, label="live")
+    thin_xticks(ax_steps, steps)
+    ax_steps.set_yscale("symlog", linthresh=1)
+    ax_steps.set_ylabel("footprint MiB (log above 1)")
+    ax_steps.set_title("footprint while loading, then unloading in random order", fontsize=10)
+    ax_steps.grid(True, alpha=0.3)
+    legend(ax_steps)
+    save(fig, out, title_lines(run, "one-class loaders"))
+
+
+def plot_summary(summary, out):
+    traces = []
+    for r in summary["rows"]:
+        if r["trace"] not in traces:
+            traces.append(r["trace"])
+    backends = []
+    for r in summary["rows"]:
+        if r["backend"] not in backends:
+            backends.append(r["backend"])
+    fig, ax = plt.subplots(figsize=(max(9, 1.6 * len(traces) + 4), 6))
+    width = 0.8 / max(1, len(backends) + 1)
+    for k, name in enumerate(backends):
+        xs, ys = [], []
+        for i, t in enumerate(traces):
+            for r in summary["rows"]:
+                if r["trace"] == t and r["backend"] == name and r["max_footprint_live"] is not None:
+                    xs.append(i - 0.4 + (k + 0.5) * width)
+                    ys.append(r["max_footprint_live"])
+        st = style(name)
+        ax.plot(xs, ys, linestyle="none", marker=st["marker"], color=st["color"], markersize=8, label=name)
+    xs, own, live = [], [], []
+    for i, t in enumerate(traces):
+        for h in summary.get("hotspot", []):
+            if h["trace"] == t:
+                xs.append(i - 0.4 + (len(backends) + 0.5) * width)
+                own.append(h["max_committed_used"])
+                live.append(h["max_committed_live"])
+    ax.plot(xs, own, linestyle="none", marker="*", color="#555555", markersize=13, label="HotSpot committed/used")
+    ax.plot([x + 0.5 * width for x in xs], live, linestyle="none", marker="*", markerfacecolor="white",
+            color="#555555", markersize=13, label="HotSpot committed / trace live")
+    ax.axhline(ELASTIC_GOAL, color="green", linewidth=1, linestyle="--", label=f"goal {ELASTIC_GOAL}")
+    ax.set_yscale("log")
+    plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _: f"{v:g}" if f"{v:g}"[0] in "125" else ""))
+    ax.set_xticks(range(len(traces)))
+    ax.set_xticklabels(traces, rotation=20, ha="right")
+    for i in range(1, len(traces)):
+        ax.axvline(i - 0.5, color="#dddddd", linewidth=1)
+    ax.set_ylabel("worst footprint / live (log)")
+    ax.grid(True, axis="y", alpha=0.3)
+    legend(ax)
+    head = f"metaspace-lab: worst footprint/live per trace and backend ({len(traces)} traces)"
+    if summary.get("command"):
+        head += "\n" + "\n".join(textwrap.wrap(summary["command"], 110))
+    ax.set_title(head, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.stderr.write(__doc__)
+        return 2
+    with open(argv[1]) as f:
+        run = json.load(f)
+    if "rows" in run:
+        plot_summary(run, argv[2])
+        return 0
+    if not any(b["samples"] for b in run["backends"]):
+        sys.stderr.write("plot_lab.py: no samples to plot\n")
+        return 2
+    kind = run["scenario"]
+    if kind == "threads":
+        plot_threads(run, argv[2])
+    elif kind == "one-loader":
+        plot_one_loader(run, argv[2])
+    elif kind == "micro":
+        plot_micro(run, argv[2])
+    else:
+        plot_over_steps(run, argv[2])
     return 0
 
 

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "backend_registry.hpp"
 
 namespace lab {
@@ -21,13 +24,24 @@ ms_loader_kind_t to_ms(LoaderKind kind) {
   return MS_LOADER_STANDARD;
 }
 
-const char* reclaim_name(ms_reclaim_t r) {
-  switch (r) {
-    case MS_RECLAIM_NONE: return "none";
-    case MS_RECLAIM_BALANCED: return "balanced";
-    case MS_RECLAIM_AGGRESSIVE: return "aggressive";
-  }
-  return "?";
+// What the library costs the process: its committed memory plus the bookkeeping it keeps outside
+// that memory (chunk headers, commit masks, loader objects). The one place this is decided: when
+// the library counts its bookkeeping inside committed, this becomes committed_bytes alone.
+std::size_t library_footprint(const ms_stats_t& s) { return s.total.committed_bytes + s.total.overhead_bytes; }
+
+// The settings as the library itself reports them (its JSON report's "settings"), so the lab
+// names nothing the library names already (the reclaim policy, ...).
+nlohmann::json library_settings(ms_metaspace_t* ms) {
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  if (!out) return nlohmann::json::object();
+  const ms_error_t e = ms_write_report_json(ms, out, nullptr);
+  std::fclose(out);
+  nlohmann::json settings = nlohmann::json::object();
+  if (e == MS_OK) settings = nlohmann::json::parse(text, text + size, nullptr, false).value("settings", settings);
+  std::free(text);
+  return settings.is_object() ? settings : nlohmann::json::object();
 }
 
 // Unset fields keep the library's defaults, so "elastic" is exactly what a user gets.
@@ -52,14 +66,10 @@ ElasticBackend::ElasticBackend(std::string name, const ms_settings_t& settings)
 ElasticBackend::~ElasticBackend() { ms_destroy(ms_); }
 
 nlohmann::json ElasticBackend::settings() const {
-  ms_stats_t stats;
-  const std::size_t granule = ms_get_stats(ms_, &stats) == MS_OK ? stats.commit_granule_bytes : 0;
-  return {{"library", fmt::format("libmetaspace {}.{}", MS_VERSION_MAJOR, MS_VERSION_MINOR)},
-          {"reclaim", reclaim_name(settings_.reclaim)},
-          {"commit_granule_bytes", granule},
-          {"root_chunk_bytes", settings_.root_chunk_bytes},
-          {"class_space_bytes", settings_.class_space_bytes},
-          {"class_alignment_bytes", settings_.class_alignment_bytes}};
+  nlohmann::json s = library_settings(ms_);
+  s["library"] = fmt::format("libmetaspace {}.{}", MS_VERSION_MAJOR, MS_VERSION_MINOR);
+  s["footprint"] = "committed + overhead (the library's bookkeeping outside committed)";
+  return s;
 }
 
 LoaderHandle ElasticBackend::create_loader(LoaderKind kind) {
@@ -92,6 +102,7 @@ MemoryFigures ElasticBackend::figures() {
   MemoryFigures f;
   f.used = s.total.used_bytes;
   f.committed = s.total.committed_bytes;
+  f.footprint = library_footprint(s);
   const auto& c = s.space[MS_SPACE_CLASS];
   const auto& n = s.space[MS_SPACE_NONCLASS];
   f.extra = {{"class_used", c.used_bytes},
@@ -99,6 +110,7 @@ MemoryFigures ElasticBackend::figures() {
              {"nonclass_used", n.used_bytes},
              {"nonclass_committed", n.committed_bytes},
              {"reserved", s.total.reserved_bytes},
+             {"overhead", s.total.overhead_bytes},
              {"free_in_chunks", s.total.free_in_chunks_bytes},
              {"free_chunks", s.total.free_chunks_bytes},
              {"free_blocks", s.total.free_blocks_bytes},
@@ -115,7 +127,7 @@ void register_elastic_backends() {
   register_variant("elastic-4k", std::nullopt, 4 * 1024);
   register_variant("elastic-16k", std::nullopt, 16 * 1024);
   register_variant("elastic-64k", std::nullopt, 64 * 1024);
-  register_variant("legacy", MS_RECLAIM_NONE, 0);
+  register_variant("no-reclaim", MS_RECLAIM_NONE, 0);
 }
 
 }  // namespace lab

@@ -31,7 +31,7 @@ class ElasticBackend : public Backend {
   ms_metaspace_t* ms_;
 };
 
-// elastic, elastic-4k/16k/64k (commit granule), legacy (reclaim none).
+// elastic, elastic-4k/16k/64k (commit granule), no-reclaim (reclaim none).
 void register_elastic_backends();
 
 }  // namespace lab

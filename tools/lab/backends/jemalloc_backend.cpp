@@ -37,10 +37,12 @@ std::size_t read_stat(const char* name) {
 
 // used = bytes requested and not freed; committed = jemalloc's stats.resident (pages of its data,
 // metadata and unused dirty pages that are resident: what it holds from the OS), refreshed
-// through "epoch" before reading.
+// through "epoch" before reading, minus its value when the backend was created (jemalloc serves
+// the whole process, the lab included).
 class JemallocBackend : public Backend {
  public:
-  explicit JemallocBackend(std::size_t class_alignment) : class_alignment_(class_alignment ? class_alignment : 8) {}
+  explicit JemallocBackend(std::size_t class_alignment)
+      : class_alignment_(class_alignment ? class_alignment : 8), committed_baseline_(resident()) {}
   ~JemallocBackend() override {
     for (JeLoader* l : std::unordered_set<JeLoader*>(loaders_)) destroy_loader(l);
   }
@@ -53,7 +55,7 @@ class JemallocBackend : public Backend {
     return {{"allocator", std::string("jemalloc ") + (version ? version : "?")},
             {"loader", "arenas.create / mallocx(MALLOCX_ARENA | MALLOCX_TCACHE_NONE) / arena.<i>.destroy"},
             {"class_alignment_bytes", class_alignment_},
-            {"committed", "stats.resident"},
+            {"committed", "stats.resident, minus its value when the backend was created"},
             {"purge", "arena.<all>.purge"}};
   }
 
@@ -120,11 +122,10 @@ class JemallocBackend : public Backend {
       std::lock_guard lock(mutex_);
       for (JeLoader* l : loaders_) f.used += l->live_bytes.load(std::memory_order_relaxed);
     }
-    std::uint64_t epoch = 1;
-    std::size_t len = sizeof epoch;
-    mallctl("epoch", &epoch, &len, &epoch, len);
-    f.committed = read_stat("stats.resident");
-    f.extra = {{"jemalloc_shared_arena_loaders", shared_arena_loaders_.load(std::memory_order_relaxed)},
+    const std::size_t now = resident();
+    f.committed = now - std::min(now, committed_baseline_);
+    f.extra = {{"jemalloc_baseline", committed_baseline_},
+               {"jemalloc_shared_arena_loaders", shared_arena_loaders_.load(std::memory_order_relaxed)},
                {"jemalloc_active", read_stat("stats.active")},
                {"jemalloc_mapped", read_stat("stats.mapped")},
                {"jemalloc_metadata", read_stat("stats.metadata")},
@@ -133,7 +134,14 @@ class JemallocBackend : public Backend {
   }
 
  private:
+  static std::size_t resident() {
+    std::uint64_t epoch = 1;
+    std::size_t len = sizeof epoch;
+    mallctl("epoch", &epoch, &len, &epoch, len);
+    return read_stat("stats.resident");
+  }
   std::size_t class_alignment_;
+  std::size_t committed_baseline_;
   std::mutex mutex_;
   std::unordered_set<JeLoader*> loaders_;
   std::atomic<std::size_t> shared_arena_loaders_{0};

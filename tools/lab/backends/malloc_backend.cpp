@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "backend_registry.hpp"
@@ -23,10 +24,20 @@ namespace {
 
 std::size_t space_index(Space s) { return s == Space::klass ? 1 : 0; }
 
+// What the rest of the process has in use when the backend is created: its blocks are not the
+// backend's, while the free parts of the heap then are (the backend will be served from them; a
+// second backend in one process, as one-loader creates one per alignment, finds the first's freed
+// memory still held by glibc, and that is what malloc really costs).
+std::size_t others_in_use() {
+  const struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
+
 }  // namespace
 
 MallocBackend::MallocBackend(std::string name, bool trim_after_unload, std::size_t class_alignment_bytes)
-    : name_(std::move(name)), trim_(trim_after_unload), class_alignment_(class_alignment_bytes ? class_alignment_bytes : 8) {}
+    : name_(std::move(name)), trim_(trim_after_unload), class_alignment_(class_alignment_bytes ? class_alignment_bytes : 8),
+      committed_baseline_(others_in_use()) {}
 
 MallocBackend::~MallocBackend() {
   for (Loader* l : std::unordered_set<Loader*>(loaders_)) destroy_loader(l);
@@ -37,7 +48,7 @@ nlohmann::json MallocBackend::settings() const {
           {"header_bytes", sizeof(Header)},
           {"trim_after_unload", trim_},
           {"class_alignment_bytes", class_alignment_},
-          {"committed", "mallinfo2 arena + hblkhd"}};
+          {"committed", "mallinfo2 arena + hblkhd, minus what the process had in use when the backend was created"}};
 }
 
 // The header sits right before the block; an aligned class block needs its header inside the
@@ -115,8 +126,9 @@ MemoryFigures MallocBackend::figures() {
     for (Loader* l : loaders_) f.used += l->live_bytes.load(std::memory_order_relaxed);
   }
   const struct mallinfo2 mi = mallinfo2();
-  f.committed = mi.arena + mi.hblkhd;
-  f.extra = {{"malloc_in_use", mi.uordblks}, {"malloc_free", mi.fordblks}, {"malloc_mmapped", mi.hblkhd},
+  const std::size_t committed = mi.arena + mi.hblkhd;
+  f.committed = committed - std::min(committed, committed_baseline_);
+  f.extra = {{"malloc_baseline", committed_baseline_}, {"malloc_in_use", mi.uordblks}, {"malloc_free", mi.fordblks}, {"malloc_mmapped", mi.hblkhd},
              {"malloc_top_releasable", mi.keepcost}};
   return f;
 }

@@ -14,7 +14,9 @@ namespace lab {
 // links it into its loader's list; a dying loader walks its lists and frees block by block.
 // used = bytes requested and not freed (what the lab asked for); committed = what glibc holds
 // from the OS: mallinfo2() arena (sbrk'd and arena heaps, free parts included) + hblkhd (blocks
-// mmapped directly).
+// mmapped directly), minus what the process had in use (uordblks + hblkhd) when the backend was
+// created: mallinfo2 describes the whole process, and the lab's own blocks are not the backend's;
+// free heap parts are (the backend is served from them).
 class MallocBackend : public Backend {
  public:
   MallocBackend(std::string name, bool trim_after_unload, std::size_t class_alignment_bytes);
@@ -42,6 +44,7 @@ class MallocBackend : public Backend {
   std::string name_;
   bool trim_;
   std::size_t class_alignment_;
+  std::size_t committed_baseline_;  // mallinfo2 uordblks + hblkhd at construction
   std::mutex mutex_;  // guards loaders_ (loader creation may come from several threads)
   std::unordered_set<Loader*> loaders_;
 };

@@ -22,9 +22,9 @@ std::vector<BackendRun> compare_in_children(const std::string& scenario, const s
     const auto entry = find_backend_entry(name);
     const auto exe = executable_dir() / entry->executable;
     if (!std::filesystem::exists(exe)) {
-      notes.push_back(fmt::format("{}: skipped, {} was not built (its allocator's development package was not found "
-                                  "when configuring)",
-                                  name, entry->executable));
+      notes.push_back(fmt::format("{}: skipped, {} is not in {} (not built: its allocator's development package was "
+                                  "not found when configuring; or not copied or installed beside metaspace-lab)",
+                                  name, entry->executable, executable_dir().string()));
       continue;
     }
     std::vector<std::string> argv = {exe.string(), scenario, "--backends", name, "--emit-jsonl"};

@@ -27,13 +27,13 @@ void write_csv(const RunResult& result, const std::string& path) {
     for (const auto& s : *samples)
       for (const auto& [k, v] : s.extra.items()) extra_keys.insert(k);
 
-  out << "scenario,backend,phase,step,live,used,committed,rss,mappings,elapsed_ns";
+  out << "scenario,backend,phase,step,live,used,committed,footprint,rss,mappings,elapsed_ns";
   for (const auto& k : extra_keys) out << ',' << k;
   out << '\n';
   for (const auto& [name, samples] : series) {
     for (const auto& s : *samples) {
       out << result.scenario << ',' << name << ',' << s.phase << ',' << s.step << ',' << s.live << ',' << s.used << ','
-          << s.committed << ',' << s.rss << ',' << s.mappings << ',' << s.elapsed_ns;
+          << s.committed << ',' << s.footprint << ',' << s.rss << ',' << s.mappings << ',' << s.elapsed_ns;
       for (const auto& k : extra_keys) out << ',' << (s.extra.contains(k) ? cell(s.extra[k]) : "");
       out << '\n';
     }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fmt/chrono.h>
 #include <fstream>
 #include <stdexcept>
@@ -32,7 +33,8 @@ nlohmann::json to_json(const RunResult& result) {
   nlohmann::json references = nlohmann::json::array();
   for (const auto& r : result.references)
     references.push_back({{"name", r.name}, {"source", r.source}, {"samples", samples_json(r.samples)}});
-  return {{"schema_version", kSchemaVersion}, {"scenario", result.scenario}, {"params", result.params},
+  return {{"schema_version", kSchemaVersion}, {"scenario", result.scenario}, {"label", result.label},
+          {"command", result.command},        {"params", result.params},
           {"machine", result.machine},        {"backends", backends},        {"references", references},
           {"verdict", result.verdict}};
 }
@@ -47,9 +49,12 @@ nlohmann::json describe_machine() {
   struct utsname u {};
   uname(&u);
   const auto now = std::chrono::system_clock::now();
+  double load[3] = {0, 0, 0};
+  if (getloadavg(load, 3) != 3) load[0] = load[1] = load[2] = 0;
   return {{"kernel", std::string(u.sysname) + " " + u.release},
           {"arch", u.machine},
           {"cpus", std::thread::hardware_concurrency()},
+          {"load_average", {load[0], load[1], load[2]}},
           {"page_bytes", sysconf(_SC_PAGESIZE)},
           {"memory_bytes", static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE)},
           {"glibc", gnu_get_libc_version()},

@@ -2,24 +2,63 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "output/csv_output.hpp"
+#include "output/html_report.hpp"
 #include "output/json_output.hpp"
 #include "output/plot.hpp"
 #include "output/table.hpp"
+#include "output/units.hpp"
 #include "output/verdict.hpp"
 
 namespace lab {
+namespace {
+
+// One row per backend and reference series: the figures a reader compares first.
+std::vector<std::vector<std::string>> overview_rows(const RunResult& result) {
+  std::vector<std::vector<std::string>> rows = {{"series", "max footprint/live", "at", "max committed/live",
+                                                 "peak footprint MiB", "last footprint MiB", "peak RSS MiB", "note"}};
+  auto row = [&](const std::string& name, const std::vector<Sample>& samples, const std::string& note) {
+    auto f = max_ratio(samples, true);
+    auto c = max_ratio(samples, false);
+    std::size_t peak = 0, rss = 0;
+    for (const auto& s : samples) peak = std::max(peak, s.footprint), rss = std::max(rss, s.rss);
+    rows.push_back({name, f ? format_ratio(f->ratio) : "-",
+                    f ? fmt::format("{} {}", f->sample->phase, f->sample->step) : "",
+                    c ? format_ratio(c->ratio) : "-", mib(peak), samples.empty() ? "-" : mib(samples.back().footprint),
+                    rss ? mib(rss) : "-", note});
+  };
+  for (const auto& b : result.backends) row(b.name, b.samples, b.error.empty() ? "" : "FAILED: " + b.error);
+  for (const auto& r : result.references)
+    row(r.name, r.samples, "HotSpot: footprint = its committed; RSS (if any) is the whole JVM's");
+  return rows;
+}
+
+std::string title_of(const RunResult& result) {
+  return result.label.empty() ? fmt::format("metaspace-lab {}", result.scenario)
+                              : fmt::format("metaspace-lab {}: {}", result.scenario, result.label);
+}
+
+}  // namespace
 
 void report(RunResult& result, const Scenario& scenario, const ReportOptions& options) {
   result.verdict = generic_verdict(result, scenario.elastic_goal());
   for (auto& line : scenario.verdict(result)) result.verdict.push_back(std::move(line));
+  result.command = options.command;
+  if (options.base_name != result.scenario) result.label = options.base_name;
 
-  std::string out = fmt::format("metaspace-lab {} (seed {})\n\n", result.scenario, result.params.value("seed", 0));
+  // A replay has no seed of its own; the trace names the run.
+  std::string out = result.label.empty()
+                        ? fmt::format("metaspace-lab {} (seed {})\n\n", result.scenario, result.params.value("seed", 0))
+                        : fmt::format("metaspace-lab {} {}\n\n", result.scenario, result.label);
   if (options.step_tables) out += format_step_tables(result);
-  if (result.backends.size() + result.references.size() > 1) out += format_side_by_side(result) + "\n";
+  std::string side_by_side;
+  if (result.backends.size() + result.references.size() > 1) side_by_side = format_side_by_side(result);
+  if (options.side_by_side && !side_by_side.empty()) out += side_by_side + "\n";
   const std::string summary = scenario.summary(result);
   if (!summary.empty()) out += summary + "\n";
   for (const auto& n : options.notes) out += "note: " + n + "\n";
@@ -32,19 +71,100 @@ void report(RunResult& result, const Scenario& scenario, const ReportOptions& op
 
   if (options.out_dir.empty()) return;
   std::filesystem::create_directories(options.out_dir);
-  const std::string base = (std::filesystem::path(options.out_dir) / result.scenario).string();
+  const std::string base =
+      (std::filesystem::path(options.out_dir) / (options.base_name.empty() ? result.scenario : options.base_name))
+          .string();
   write_json(result, base + ".json");
   write_csv(result, base + ".csv");
-  std::string written = fmt::format("wrote {0}.json, {0}.csv", base);
+  std::string written = fmt::format("wrote {0}.json, {0}.csv, {0}.html", base);
+  std::string problem;
   if (options.plot) {
-    const std::string problem = render_plot(base + ".json", base + ".png");
+    problem = render_plot(base + ".json", base + ".png");
     if (problem.empty()) {
       written += fmt::format(" and the plot {}.png", base);
     } else {
       std::fprintf(stdout, "%s\n", problem.c_str());
     }
   }
+
+  HtmlReport html(title_of(result));
+  html.paragraph("Command: " + options.command);
+  const auto& m = result.machine;
+  if (m.contains("load_average"))
+    html.paragraph(fmt::format("Machine: {} CPUs, {}, load average {} at {}", m.value("cpus", 0),
+                               m.value("kernel", std::string()), m["load_average"].dump(),
+                               m.value("time_utc", std::string())));
+  if (options.plot && problem.empty()) {
+    html.figure(base + ".png", title_of(result));
+  } else if (options.plot) {
+    html.paragraph(problem);
+  }
+  html.heading("Verdict");
+  html.preformatted([&] {
+    std::string v;
+    for (const auto& line : result.verdict) v += line + "\n";
+    return v;
+  }());
+  html.heading("Backends");
+  html.table(overview_rows(result));
+  if (!summary.empty()) {
+    html.heading("Scenario summary");
+    html.preformatted(summary);
+  }
+  if (!side_by_side.empty()) {
+    html.heading("Side by side, per step");
+    html.preformatted(side_by_side);
+  }
+  for (const auto& n : options.notes) html.paragraph("Note: " + n);
+  html.paragraph(fmt::format("Files: {0}.json (every sample), {0}.csv. footprint = committed + the allocator's "
+                             "bookkeeping outside it; RSS is above the process's own baseline, the lab's tables "
+                             "left out (tools/lab/README.md).",
+                             std::filesystem::path(base).filename().string()));
+  html.write(base + ".html");
   std::fprintf(stdout, "%s\n", written.c_str());
+}
+
+std::string write_trace_summary(const TraceSummary& summary, const std::string& out_dir, bool plot,
+                                const std::string& command) {
+  std::filesystem::create_directories(out_dir);
+  const std::string base = (std::filesystem::path(out_dir) / "summary").string();
+  {
+    nlohmann::json j = summary.to_json();
+    j["command"] = command;
+    std::ofstream out(base + ".json");
+    out << j.dump(2) << '\n';
+    if (!out) throw std::runtime_error("cannot write " + base + ".json");
+  }
+  std::string written = fmt::format("wrote {0}.json, {0}.html", base);
+  std::string problem;
+  if (plot) {
+    problem = render_plot(base + ".json", base + ".png");
+    if (problem.empty()) written += fmt::format(" and the plot {}.png", base);
+  }
+  std::vector<std::string> traces;
+  for (const auto& r : summary.rows)
+    if (traces.empty() || traces.back() != r.trace) traces.push_back(r.trace);
+  HtmlReport html(fmt::format("metaspace-lab: {} traces replayed", traces.size()));
+  html.paragraph("Command: " + command);
+  if (plot && problem.empty()) html.figure(base + ".png", "worst footprint/live per trace and backend");
+  if (!problem.empty()) html.paragraph(problem);
+  std::vector<std::vector<std::string>> rows = {
+      {"trace", "backend", "max footprint/live", "median", "at HotSpot's worst", "peak RSS MiB", "valley RSS MiB"}};
+  for (const auto& r : summary.rows)
+    rows.push_back({r.trace, r.backend, format_ratio(r.max_footprint_live), format_ratio(r.median_footprint_live),
+                    format_ratio(r.at_hotspot_worst), mib(r.peak_rss), mib(r.valley_rss)});
+  html.heading("Per trace and backend");
+  html.table(rows);
+  std::vector<std::vector<std::string>> hs = {
+      {"trace", "HotSpot max committed/used", "median committed/used", "max committed / trace live", "points"}};
+  for (const auto& h : summary.hotspot)
+    hs.push_back({h.trace, format_ratio(h.max_own), format_ratio(h.median_own), format_ratio(h.max_live),
+                  std::to_string(h.points)});
+  html.heading("HotSpot on the same traces (its own figures)");
+  html.table(hs);
+  html.paragraph("Each trace has its own page: <trace>.html next to this one.");
+  html.write(base + ".html");
+  return written;
 }
 
 }  // namespace lab

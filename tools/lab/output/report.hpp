@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "output/trace_summary.hpp"
 #include "run_result.hpp"
 #include "scenarios/scenario.hpp"
 
@@ -10,13 +11,20 @@ namespace lab {
 
 struct ReportOptions {
   std::string out_dir;  // empty: no files
+  std::string base_name;  // of the files written; empty: the scenario's name
+  std::string command;    // the command line, for titles
   bool plot = true;
   bool step_tables = true;
+  bool side_by_side = true;
   std::vector<std::string> notes;  // skipped backends and the like, shown before the verdict
 };
 
 // Prints the tables, the scenario's summary and the verdict on stdout, and writes
-// <out_dir>/<scenario>.{json,csv,png}. Fills result.verdict.
+// <out_dir>/<base>.{json,csv,png,html}. Fills result.verdict.
 void report(RunResult& result, const Scenario& scenario, const ReportOptions& options);
+
+// Writes <out_dir>/summary.{json,png,html} of a many-traces replay; returns what it wrote.
+std::string write_trace_summary(const TraceSummary& summary, const std::string& out_dir, bool plot,
+                                const std::string& command);
 
 }  // namespace lab

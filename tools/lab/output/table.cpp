@@ -25,14 +25,15 @@ std::string describe_settings(const nlohmann::json& settings) {
 
 std::string format_block(const std::string& title, const std::vector<Sample>& samples) {
   std::string out = title + "\n";
-  out += fmt::format("  {:<10} {:>4} {:>8} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9}\n", "phase", "step",
-                     "classes", "loaders", "live MiB", "used MiB", "comm MiB", "comm/live", "RSS MiB", "maps",
-                     "time ms");
+  out += fmt::format("  {:<10} {:>4} {:>8} {:>7} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>6} {:>9}\n", "phase",
+                     "step", "classes", "loaders", "live MiB", "used MiB", "comm MiB", "foot MiB", "comm/live",
+                     "foot/live", "RSS MiB", "maps", "time ms");
   for (const auto& s : samples) {
-    out += fmt::format("  {:<10} {:>4} {:>8} {:>7} {:>10} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9}\n", s.phase, s.step,
-                       s.extra.contains("classes") ? s.extra["classes"].dump() : "",
+    out += fmt::format("  {:<10} {:>4} {:>8} {:>7} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9} {:>6} {:>9}\n",
+                       s.phase, s.step, s.extra.contains("classes") ? s.extra["classes"].dump() : "",
                        s.extra.contains("loaders") ? s.extra["loaders"].dump() : "", mib(s.live), mib(s.used),
-                       mib(s.committed), format_ratio(ratio(s.committed, s.live)), mib(s.rss),
+                       mib(s.committed), mib(s.footprint), format_ratio(ratio(s.committed, s.live)),
+                       format_ratio(ratio(s.footprint, s.live)), mib(s.rss),
                        s.mappings ? std::to_string(s.mappings) : "",
                        // Reference series carry no timings.
                        s.elapsed_ns ? fmt::format("{:.1f}", static_cast<double>(s.elapsed_ns) / 1e6) : "");
@@ -57,7 +58,11 @@ std::string format_step_tables(const RunResult& result) {
     out += "\n";
   }
   for (const auto& r : result.references) {
-    out += format_block(fmt::format("{} — {} (its live = its used)", r.name, r.source), r.samples);
+    out += format_block(fmt::format("{} — {} (footprint = its committed{})", r.name, r.source,
+                                    r.samples.empty() || r.samples[0].live == r.samples[0].used
+                                        ? "; live = its own used"
+                                        : "; live = the trace's"),
+                        r.samples);
     out += "\n";
   }
   return out;
@@ -91,9 +96,11 @@ std::string format_side_by_side(const RunResult& result) {
     }
     return out;
   };
-  std::string out = matrix("comm/live", [](const Sample& s) { return format_ratio(ratio(s.committed, s.live)); });
+  std::string out = matrix("foot/live", [](const Sample& s) { return format_ratio(ratio(s.footprint, s.live)); });
   out += "\n";
-  out += matrix("committed MiB", [](const Sample& s) { return mib(s.committed); });
+  out += matrix("comm/live", [](const Sample& s) { return format_ratio(ratio(s.committed, s.live)); });
+  out += "\n";
+  out += matrix("footprint MiB", [](const Sample& s) { return mib(s.footprint); });
   out += "\n";
   out += matrix("RSS MiB", [](const Sample& s) { return mib(s.rss); });
   return out;

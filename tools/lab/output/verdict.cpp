@@ -6,31 +6,54 @@
 
 namespace lab {
 
-std::optional<MaxRatio> max_committed_ratio(const std::vector<Sample>& samples) {
+namespace {
+
+template <typename Num, typename Den>
+std::optional<MaxRatio> max_of(const std::vector<Sample>& samples, Num num, Den den) {
   std::size_t peak = 0;
-  for (const auto& s : samples) peak = std::max(peak, s.live);
+  for (const auto& s : samples) peak = std::max(peak, den(s));
   std::optional<MaxRatio> best;
   for (const auto& s : samples) {
-    if (s.live == 0 || s.live * 100 < peak) continue;
-    const double r = static_cast<double>(s.committed) / static_cast<double>(s.live);
+    if (den(s) == 0 || den(s) * 100 < peak) continue;
+    const double r = static_cast<double>(num(s)) / static_cast<double>(den(s));
     if (!best || r > best->ratio) best = MaxRatio{r, &s};
   }
   return best;
 }
 
+}  // namespace
+
+std::optional<MaxRatio> max_ratio(const std::vector<Sample>& samples, bool footprint) {
+  return max_of(
+      samples, [footprint](const Sample& s) { return footprint ? s.footprint : s.committed; },
+      [](const Sample& s) { return s.live; });
+}
+
+std::optional<MaxRatio> max_committed_used(const std::vector<Sample>& samples) {
+  return max_of(
+      samples, [](const Sample& s) { return s.committed; }, [](const Sample& s) { return s.used; });
+}
+
 std::vector<std::string> generic_verdict(const RunResult& result, std::optional<double> elastic_goal) {
   std::vector<std::string> lines;
-  auto line = [&](const std::string& name, const std::vector<Sample>& samples, const std::string& note) {
-    auto m = max_committed_ratio(samples);
+  auto line = [&](const std::string& what, const std::string& name, std::optional<MaxRatio> m,
+                  const std::string& note) {
     if (!m) return;
     std::string goal;
     if (elastic_goal && name.rfind("elastic", 0) == 0)
       goal = fmt::format("  goal <= {:.2f}: {}", *elastic_goal, m->ratio <= *elastic_goal ? "met" : "MISSED");
-    lines.push_back(fmt::format("max committed/live {:<12} {:>6.2f}  (at {} {}){}{}", name, m->ratio, m->sample->phase,
+    lines.push_back(fmt::format("max {:<19} {:<12} {:>6.2f}  (at {} {}){}{}", what, name, m->ratio, m->sample->phase,
                                 m->sample->step, goal, note));
   };
-  for (const auto& b : result.backends) line(b.name, b.samples, b.error.empty() ? "" : "  [run failed]");
-  for (const auto& r : result.references) line(r.name, r.samples, "  [measured HotSpot, its live = its used]");
+  for (const auto& b : result.backends)
+    line("footprint/live", b.name, max_ratio(b.samples), b.error.empty() ? "" : "  [run failed]");
+  for (const auto& r : result.references) {
+    line("committed/used", r.name, max_committed_used(r.samples), "  [HotSpot's own figures]");
+    bool has_live = false;  // a replay's series carries the trace's live; the measured CSV only HotSpot's used
+    for (const auto& s : r.samples) has_live |= s.live != s.used;
+    if (has_live)
+      line("committed/live", r.name, max_ratio(r.samples, false), "  [HotSpot's committed / the trace's live]");
+  }
   for (const auto& b : result.backends) {
     if (b.samples.empty()) continue;
     const auto shared = b.samples.back().extra.value("jemalloc_shared_arena_loaders", std::size_t{0});

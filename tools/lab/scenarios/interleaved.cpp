@@ -14,21 +14,6 @@ namespace {
 // sizes drawn, so it has its own random stream.
 constexpr std::uint64_t kOrderStream = 0x0DDE7;
 
-void release_in_steps(LoaderGroup& group, std::size_t steps, Random& order, Backend& backend, ScenarioContext& ctx,
-                      const char* phase) {
-  const auto victims = group.alive_shuffled(order);
-  std::size_t begin = 0;
-  int step = 1;
-  for (std::size_t end : batch_ends(victims.size(), steps)) {
-    for (std::size_t i = begin; i < end; ++i) group.release(victims[i]);
-    ctx.progress.advance(end - begin);
-    begin = end;
-    // A runtime purges right after class unloading; every backend gets the same chance.
-    backend.purge();
-    ctx.recorder.sample(backend, phase, step++, group.live_bytes(), group.counts());
-  }
-}
-
 }  // namespace
 
 void InterleavedScenario::add_flags(ParamSet& params) {
@@ -59,7 +44,7 @@ void InterleavedScenario::run(ScenarioContext& ctx) const {
   ctx.progress.set_total(rounds * loaders * (classes_per_loader + 1));
 
   ctx.recorder.restart_clock();
-  ctx.recorder.sample(*backend, "start", 0, 0, group.counts());
+  group.sample(ctx.recorder, "start", 0);
 
   group.add(loaders);
   std::size_t from = 0;
@@ -67,9 +52,9 @@ void InterleavedScenario::run(ScenarioContext& ctx) const {
   for (std::size_t to : batch_ends(classes_per_loader, load_steps)) {
     group.load_round_robin(workload, 0, loaders, from, to, ctx.progress);
     from = to;
-    ctx.recorder.sample(*backend, "load", step++, group.live_bytes(), group.counts());
+    group.sample(ctx.recorder, "load", step++);
   }
-  release_in_steps(group, unload_steps, order, *backend, ctx, "unload");
+  group.release_in_steps(unload_steps, order, ctx.recorder, ctx.progress, "unload");
   if (!spike) return;
 
   // The second spike, as in the measured run: each step brings as many new loaders as died per
@@ -80,9 +65,9 @@ void InterleavedScenario::run(ScenarioContext& ctx) const {
     const std::size_t first = group.add(end - previous);
     previous = end;
     group.load_round_robin(workload, first, group.size(), 0, classes_per_loader, ctx.progress);
-    ctx.recorder.sample(*backend, "reload", step++, group.live_bytes(), group.counts());
+    group.sample(ctx.recorder, "reload", step++);
   }
-  release_in_steps(group, unload_steps, order, *backend, ctx, "unload2");
+  group.release_in_steps(unload_steps, order, ctx.recorder, ctx.progress, "unload2");
 }
 
 }  // namespace lab
@@ -101,10 +86,10 @@ const Sample* find(const std::vector<Sample>& samples, const std::string& phase,
 std::vector<std::string> InterleavedScenario::verdict(const RunResult& result) const {
   std::vector<std::string> lines;
   const BackendRun* elastic = nullptr;
-  const BackendRun* legacy = nullptr;
+  const BackendRun* no_reclaim = nullptr;
   for (const auto& b : result.backends) {
     if (b.name == "elastic" && b.error.empty()) elastic = &b;
-    if (b.name == "legacy" && b.error.empty()) legacy = &b;
+    if (b.name == "no-reclaim" && b.error.empty()) no_reclaim = &b;
   }
   // The telling moment: all loaders but the last batch released (4/5 with the defaults).
   if (unload_steps >= 2) {
@@ -123,10 +108,10 @@ std::vector<std::string> InterleavedScenario::verdict(const RunResult& result) c
         ratios += fmt::format(", {} {}x (measured)", r.name, format_ratio(ratio(s->committed, s->live)));
     lines.push_back(fmt::format("after releasing {}/{} of the loaders, committed/live: {}", step, unload_steps, ratios));
     if (!rss.empty()) lines.push_back(fmt::format("  and RSS relative to elastic: {}", rss));
-    if (e && legacy) {
-      if (const Sample* l = find(legacy->samples, "unload", step)) {
+    if (e && no_reclaim) {
+      if (const Sample* l = find(no_reclaim->samples, "unload", step)) {
         const double r = ratio(l->committed, e->committed);
-        lines.push_back(fmt::format("  legacy keeps {}x elastic's committed (goal >= 2: {})", format_ratio(r),
+        lines.push_back(fmt::format("  no-reclaim keeps {}x elastic's committed (goal >= 2: {})", format_ratio(r),
                                     r >= 2 ? "met" : "MISSED"));
       }
     }

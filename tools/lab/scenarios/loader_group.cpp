@@ -27,6 +27,28 @@ std::vector<std::size_t> LoaderGroup::alive_shuffled(Random& random) const {
   return out;
 }
 
+void LoaderGroup::sample(Recorder& recorder, const std::string& phase, int step) {
+  recorder.sample(backend_, phase, step, live_bytes(), counts());
+}
+
+void LoaderGroup::purge_and_sample(Recorder& recorder, const std::string& phase, int step) {
+  backend_.purge();
+  sample(recorder, phase, step);
+}
+
+void LoaderGroup::release_in_steps(std::size_t steps, Random& order, Recorder& recorder, Progress& progress,
+                                   const std::string& phase) {
+  const auto victims = alive_shuffled(order);
+  std::size_t begin = 0;
+  int step = 1;
+  for (std::size_t end : batch_ends(victims.size(), steps)) {
+    for (std::size_t i = begin; i < end; ++i) release(victims[i]);
+    progress.advance(end - begin);
+    begin = end;
+    purge_and_sample(recorder, phase, step++);
+  }
+}
+
 std::size_t LoaderGroup::live_bytes() const {
   std::size_t sum = 0;
   for (const auto& l : loaders_) sum += l.live_bytes();

@@ -1,11 +1,13 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "backend.hpp"
 #include "progress.hpp"
 #include "random.hpp"
+#include "recorder.hpp"
 #include "simulated_loader.hpp"
 #include "workload.hpp"
 
@@ -29,6 +31,16 @@ class LoaderGroup {
   void release(std::size_t index) { loaders_[index].release(); }
   // The living loaders' indices in random order.
   std::vector<std::size_t> alive_shuffled(Random& random) const;
+
+  // A sample of the group's backend with the group's live bytes and counts.
+  void sample(Recorder& recorder, const std::string& phase, int step);
+  // After unloading: the backend's purge (a runtime purges right after class unloading; every
+  // backend gets the same chance), then a sample.
+  void purge_and_sample(Recorder& recorder, const std::string& phase, int step);
+  // Releases every living loader in random order, in `steps` batches, each followed by
+  // purge_and_sample(phase, 1..steps).
+  void release_in_steps(std::size_t steps, Random& order, Recorder& recorder, Progress& progress,
+                        const std::string& phase);
 
   std::size_t size() const { return loaders_.size(); }
   std::size_t live_bytes() const;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "scenarios/scenario.hpp"
 
@@ -21,9 +22,17 @@ class ReplayScenario : public Scenario {
   std::string summary(const RunResult& result) const override;
   std::vector<std::string> verdict(const RunResult& result) const override;
 
-  std::string trace;
+  std::string trace;                // the one this process replays (--trace, or one of `traces`)
+  std::vector<std::string> traces;  // the positional TRACE arguments: files or folders
   std::size_t sample_every = 1000000;
+  // Samples are thinned beyond this: after every max_samples samples kept, only every second
+  // candidate of the ones before is (1 M loader deaths give ~9 * max_samples samples, not 1 M).
+  std::size_t max_samples = 5000;
 };
+
+// Reads the whole trace once, without a backend: a trace that cannot be read is reported once,
+// before any backend runs. Throws std::invalid_argument with file:line.
+void check_trace(const std::string& path);
 
 // HotSpot's own figures, from the samples taken at the trace's markers that carry them: live is the
 // trace's live at that point, used and committed are HotSpot's. Empty when the trace has none.

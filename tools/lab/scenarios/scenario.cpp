@@ -25,9 +25,7 @@ std::vector<std::unique_ptr<Scenario>> make_scenarios() {
 }
 
 LoaderKind parse_loader_kind(const std::string& text) {
-  if (text == "boot") return LoaderKind::boot;
-  if (text == "standard") return LoaderKind::standard;
-  if (text == "micro") return LoaderKind::micro;
+  if (auto kind = loader_kind_from_name(text)) return *kind;
   throw std::invalid_argument("--loader-kind must be boot, standard or micro, not '" + text + "'");
 }
 

@@ -65,7 +65,7 @@ void SpikesScenario::run(ScenarioContext& ctx) const {
       std::vector<std::size_t> members;
       for (std::size_t i = first; i < group.size(); ++i) members.push_back(i);
       alive_batches.push_back(std::move(members));
-      ctx.recorder.sample(*backend, phase, static_cast<int>(b), group.live_bytes(), group.counts());
+      group.sample(ctx.recorder, phase, static_cast<int>(b));
     }
   };
   auto unload_batches = [&](const char* phase, std::size_t count) {
@@ -74,13 +74,12 @@ void SpikesScenario::run(ScenarioContext& ctx) const {
       for (std::size_t i : alive_batches.back()) group.release(i);
       ctx.progress.advance(alive_batches.back().size());
       alive_batches.pop_back();
-      backend->purge();
-      ctx.recorder.sample(*backend, phase, static_cast<int>(b), group.live_bytes(), group.counts());
+      group.purge_and_sample(ctx.recorder, phase, static_cast<int>(b));
     }
   };
 
   ctx.recorder.restart_clock();
-  ctx.recorder.sample(*backend, "start", 0, 0, group.counts());
+  group.sample(ctx.recorder, "start", 0);
   load_batches("load1");
   unload_batches("unload1", batches - 1);
   load_batches("load2");

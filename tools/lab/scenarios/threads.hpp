@@ -27,6 +27,9 @@ class ThreadsScenario : public Scenario {
   // measures the scheduler rather than the allocator.
   std::vector<std::size_t> thread_counts = {1, 2};
   std::string loader_kind = "standard";
+  // Each thread count is measured this many times with a fresh allocator; the verdict takes the
+  // best (the least disturbed by the rest of a shared machine).
+  std::size_t repeat = 3;
 };
 
 }  // namespace lab

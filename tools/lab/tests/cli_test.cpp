@@ -50,7 +50,8 @@ TEST(Cli, ATinyRunPrintsTheTableAndTheVerdict) {
   EXPECT_NE(out.find("comm/live"), std::string::npos);
   EXPECT_NE(out.find("hotspot-25"), std::string::npos);
   EXPECT_NE(out.find("verdict:"), std::string::npos);
-  EXPECT_NE(out.find("max committed/live elastic"), std::string::npos);
+  EXPECT_NE(out.find("max footprint/live      elastic"), std::string::npos) << out;
+  EXPECT_NE(out.find("max committed/used      hotspot-25"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -52,7 +53,7 @@ TEST(Output, HotSpotReferenceIsTheMeasuredTable) {
   EXPECT_EQ(worst.phase, "unload");
   EXPECT_EQ(worst.step, 4);
   EXPECT_NEAR(static_cast<double>(worst.committed) / worst.used, 83.31 / 38.80, 0.001);
-  auto m = max_committed_ratio(ref.samples);
+  auto m = max_ratio(ref.samples, false);
   ASSERT_TRUE(m);
   EXPECT_NEAR(m->ratio, 102.25 / 39.59, 0.001);  // unload2 4, HotSpot's worst
   EXPECT_EQ(m->sample->phase, "unload2");
@@ -65,7 +66,7 @@ TEST(Output, CsvHasOneRowPerSampleAndTheExtraColumns) {
   std::ifstream in(path);
   std::string header, line;
   std::getline(in, header);
-  EXPECT_EQ(header.rfind("scenario,backend,phase,step,live,used,committed,rss,mappings,elapsed_ns", 0), 0u);
+  EXPECT_EQ(header.rfind("scenario,backend,phase,step,live,used,committed,footprint,rss,mappings,elapsed_ns", 0), 0u);
   EXPECT_NE(header.find("malloc_in_use"), std::string::npos);
   std::size_t rows = 0;
   while (std::getline(in, line)) ++rows;
@@ -88,7 +89,8 @@ TEST(Output, ChildLinesRoundTrip) {
 
 TEST(Output, ChildThatDiesEarlyIsReportedAsFailed) {
   ChildStreamParser parser;
-  parser.feed(R"({"type":"backend","schema_version":1,"name":"x","executable":"e","settings":{}})");
+  parser.feed(fmt::format(R"({{"type":"backend","schema_version":{},"name":"x","executable":"e","settings":{{}}}})",
+                          kSchemaVersion));
   auto runs = parser.finish(139);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_NE(runs[0].error.find("139"), std::string::npos);

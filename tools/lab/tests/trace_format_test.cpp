@@ -10,6 +10,7 @@
 #include "trace/trace_player.hpp"
 #include "trace/trace_reader.hpp"
 #include "trace/trace_writer.hpp"
+#include "test_support.hpp"
 
 namespace lab {
 namespace {
@@ -129,13 +130,8 @@ std::string play(const std::string& name, const std::string& body) {
   register_malloc_backends();
   auto backend = find_backend_factory("malloc")(BackendOptions{});
   TracePlayer player(*backend);
-  try {
-    TraceReader reader(write_text(name, "metaspace-trace 1\n" + body));
-    TraceEvent e;
-    while (reader.next(e)) player.apply(e, reader);
-  } catch (const TraceError& e) {
-    return e.what();
-  }
+  const std::string error = test::play_file(player, write_text(name, "metaspace-trace 1\n" + body));
+  if (!error.empty()) return error;
   return "ok " + std::to_string(player.skipped_frees()) + " " + std::to_string(player.live_bytes());
 }
 

@@ -110,6 +110,8 @@ TEST(HotSpotImport, FreshIdsPairedArenasFreesAndWastage) {
             "A 0 c 480 1\n"
             "F 0 0\n"
             "A 0 n 32 2\n"
+            // HotSpot's committed peak: right before the first death after commits.
+            "M peak committed=73728 used=560 class_committed=8192 class_used=480\n"
             "D 0\n"
             "M unload committed=73728 used=0 class_committed=8192 class_used=0\n"
             "B 1 micro\n"

@@ -7,6 +7,7 @@
 #include "cli.hpp"
 #include "runner.hpp"
 #include "scenarios/replay.hpp"
+#include "test_support.hpp"
 
 namespace lab {
 namespace {
@@ -39,7 +40,7 @@ BackendRun replay(const std::string& trace, const std::string& backend) {
 
 TEST(TraceReplay, LibraryUsedMatchesTheTracesAccountingAtTheEnd) {
   for (const auto& f : kFixtures) {
-    for (const std::string backend : {"elastic", "legacy"}) {
+    for (const std::string backend : {"elastic", "no-reclaim"}) {
       const BackendRun run = replay(data(f.trace), backend);
       ASSERT_TRUE(run.error.empty()) << f.trace << " " << backend << ": " << run.error;
       ASSERT_FALSE(run.samples.empty());
@@ -83,33 +84,24 @@ TEST(TraceReplay, SamplesAtUnloadingMarkersAndEveryNEvents) {
   EXPECT_EQ(every, 50633 / 10000);
 }
 
-int run_cli_with(std::vector<std::string> args, std::string& out) {
-  register_elastic_backends();
-  register_malloc_backends();
-  args.insert(args.begin(), "metaspace-lab");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  testing::internal::CaptureStdout();
-  testing::internal::CaptureStderr();
-  const int status = run_cli(static_cast<int>(argv.size()), argv.data());
-  out = testing::internal::GetCapturedStdout();
-  out += testing::internal::GetCapturedStderr();
-  return status;
-}
+using test::run_cli_with;
 
 TEST(TraceCli, ImportThenReplayShowsTheHotSpotColumn) {
   const std::string trace = testing::TempDir() + "trace_cli_version.trace.gz";
   std::string out;
   ASSERT_EQ(run_cli_with({"import-hotspot", data("jdk25-version.log.gz"), "-o", trace}, out), 0) << out;
   EXPECT_NE(out.find("\"allocations\": 29101"), std::string::npos) << out;
-  ASSERT_EQ(run_cli_with({"replay", trace, "--backends", "elastic,legacy", "--no-files", "--quiet"}, out), 0) << out;
+  ASSERT_EQ(run_cli_with({"replay", trace, "--backends", "elastic,no-reclaim", "--no-files", "--quiet"}, out), 0) << out;
   EXPECT_NE(out.find("hotspot"), std::string::npos) << out;
   EXPECT_NE(out.find("exit 1"), std::string::npos) << out;
   EXPECT_NE(out.find("M events/s"), std::string::npos) << out;
 
   EXPECT_EQ(run_cli_with({"import-hotspot", data("README.md"), "-o", trace}, out), 1);
   EXPECT_NE(out.find("no 'CLMS @.. : born' line"), std::string::npos) << out;
-  EXPECT_EQ(run_cli_with({"replay", data("README.md"), "--backends", "elastic", "--no-files", "--quiet"}, out), 1);
+  // Bad input is found before any backend runs, and said once.
+  EXPECT_EQ(run_cli_with({"replay", data("README.md"), "--backends", "elastic,malloc", "--no-files", "--quiet"}, out),
+            2);
+  EXPECT_EQ(out.find("not a metaspace trace"), out.rfind("not a metaspace trace")) << out;
   EXPECT_NE(out.find("not a metaspace trace"), std::string::npos) << out;
 }
 

@@ -162,9 +162,11 @@ class Importer {
       if (!c.decimal(words) || !c.literal(" additional words."))
         fail(fmt::format("malformed '{}'", m), "'... committed N additional words.'");
       committed_words_[space] += words;
+      committed_rising_ = true;
     } else if (c.literal("... uncommitted ")) {
       if (!c.decimal(words) || !c.literal(" words."))
         fail(fmt::format("malformed '{}'", m), "'... uncommitted N words.'");
+      peak_marker_if_rising();
       if (words > committed_words_[space])
         fail("more uncommitted than committed", "commit lines for every uncommitted range (is the head missing?)");
       committed_words_[space] -= words;
@@ -340,6 +342,7 @@ class Importer {
   }
 
   void die(Loader& l) {
+    peak_marker_if_rising();
     announce(l);
     out_.dies(l.id);
     ++counts_.deaths;
@@ -379,6 +382,16 @@ class Importer {
     return m;
   }
 
+  // HotSpot's committed only grows while classes load and only shrinks after loaders died, so its
+  // peak between two markers is its value right before the first death or uncommit that follows
+  // a commit. A marker there shows the peak with the trace's live of that moment (loading is
+  // where HotSpot's committed is highest; markers at GCs alone miss it: 36.7 MiB at GCs against
+  // 42.2 MiB over one log).
+  void peak_marker_if_rising() {
+    if (!committed_rising_) return;
+    emit(hotspot_marker("peak"));
+  }
+
   // Deaths not followed by a GC summary (the gc tags were not logged): the first event after them
   // carries HotSpot's figures after the unloading.
   void unload_marker() {
@@ -387,6 +400,7 @@ class Importer {
   }
 
   void emit(const TraceEvent& m) {
+    committed_rising_ = false;  // every marker records HotSpot's committed of its moment
     out_.marker(m);
     ++counts_.markers;
   }
@@ -406,6 +420,7 @@ class Importer {
   std::uint64_t class_space_begin_ = 0;
   std::uint64_t class_space_end_ = 0;
   bool unload_pending_ = false;
+  bool committed_rising_ = false;  // committed grew since the last marker
 };
 
 }  // namespace

@@ -56,6 +56,10 @@ bool LineSource::next(std::string_view& line) {
     const std::size_t avail = end_ - begin_;
     if (const void* nl = std::memchr(start, '\n', avail)) {
       const std::size_t len = static_cast<const char*>(nl) - start;
+      // The buffer holds lines up to 1 MiB; the limit is the format's, not the buffer's.
+      if (len > kMaxLine)
+        throw std::runtime_error(path_ + ":" + std::to_string(line_number_ + 1) + ": line longer than " +
+                                 std::to_string(kMaxLine) + " bytes (not a text file?)");
       line = std::string_view(start, len);
       begin_ += len + 1;
       ++line_number_;

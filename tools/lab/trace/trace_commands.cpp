@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "trace/hotspot_import.hpp"
@@ -12,12 +14,45 @@
 namespace lab {
 namespace {
 
+// The trace is written to a temporary file beside `out` and renamed at the end: a failed import
+// leaves nothing behind, not a truncated trace.
+std::string temporary_beside(const std::string& out) { return out + fmt::format(".tmp-{}", getpid()); }
+
+// Fails before anything runs when `out` cannot be written (no such folder, no permission).
+void check_writable(const std::string& out) {
+  const std::string tmp = temporary_beside(out);
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) throw std::runtime_error(fmt::format("cannot write {}: {}", out, std::strerror(errno)));
+  std::fclose(f);
+  std::filesystem::remove(tmp);
+}
+
 int import_and_report(const std::string& log, const std::string& out, const ImportOptions& options) {
-  TraceWriter writer(out, "hotspot log " + std::filesystem::path(log).filename().string());
-  const ImportCounts counts = import_hotspot_log(log, writer, options);
-  writer.finish();
+  const std::string tmp = temporary_beside(out);
+  ImportCounts counts;
+  std::uint64_t events = 0;
+  try {
+    TraceWriter writer(tmp, "hotspot log " + std::filesystem::path(log).filename().string(),
+                       /*compress=*/out.size() > 3 && out.compare(out.size() - 3, 3, ".gz") == 0);
+    counts = import_hotspot_log(log, writer, options);
+    writer.finish();
+    events = writer.events();
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw;
+  }
+  std::filesystem::rename(tmp, out);
   std::printf("%s\n", counts.to_json().dump(2).c_str());
-  std::fprintf(stderr, "wrote %s: %llu events\n", out.c_str(), static_cast<unsigned long long>(writer.events()));
+  std::fprintf(stderr, "wrote %s: %llu events\n", out.c_str(), static_cast<unsigned long long>(events));
+  // Every JVM has one boot loader; a command that started several (a launcher that forks a JVM,
+  // javac -J with a second VM) logs them into one file and their runs are merged.
+  if (counts.boot_loaders > 1)
+    std::fprintf(stderr,
+                 "warning: the log holds %llu JVMs (%llu boot loaders): their runs are merged into one trace, "
+                 "and HotSpot's figures at the markers are the last JVM's only\n",
+                 static_cast<unsigned long long>(counts.boot_loaders),
+                 static_cast<unsigned long long>(counts.boot_loaders));
   return 0;
 }
 
@@ -48,17 +83,28 @@ std::optional<int> TraceCommands::run() const {
 }
 
 int TraceCommands::import() const {
+  check_writable(out_);
   ImportOptions options;
   options.exit_statistics_path = exit_statistics_;
   return import_and_report(log_, out_, options);
 }
 
 int TraceCommands::record() const {
+  check_writable(out_);  // before the JVM runs, not after
+  if (!keep_log_.empty()) check_writable(keep_log_);
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("metaspace-lab-record-{}", getpid());
   std::filesystem::create_directories(dir);
   const std::string log = keep_log_.empty() ? (dir / "metaspace.log").string() : keep_log_;
   const std::string vm_output = (dir / "vm-output.txt").string();
   const int status = run_jvm_recording(command_, log, vm_output);
+  std::error_code ec;
+  if (!std::filesystem::exists(log, ec) || std::filesystem::file_size(log, ec) == 0) {
+    std::filesystem::remove_all(dir, ec);
+    throw std::runtime_error(fmt::format(
+        "the command produced no metaspace log (exit status {}): it is not a JDK launcher (java, javac, jshell, ...) "
+        "that honours JAVA_TOOL_OPTIONS, or it ended before a JVM started; no trace written",
+        status));
+  }
   if (status != 0) std::fprintf(stderr, "record: the command exited with status %d; importing what it logged\n", status);
   ImportOptions options;
   if (std::filesystem::exists(vm_output)) options.exit_statistics_path = vm_output;

@@ -14,13 +14,4 @@ bool TraceEvent::has_figure(const std::string& key) const {
   return false;
 }
 
-const char* loader_kind_name(LoaderKind kind) {
-  switch (kind) {
-    case LoaderKind::boot: return "boot";
-    case LoaderKind::standard: return "standard";
-    case LoaderKind::micro: return "micro";
-  }
-  return "standard";
-}
-
 }  // namespace lab

@@ -29,6 +29,4 @@ struct TraceEvent {
   bool has_figure(const std::string& key) const;
 };
 
-const char* loader_kind_name(LoaderKind kind);
-
 }  // namespace lab

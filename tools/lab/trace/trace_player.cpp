@@ -1,22 +1,28 @@
 #include "trace/trace_player.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 namespace lab {
-namespace {
 
-// Loader ids index a vector; a trace with absurd ids would make it huge.
-constexpr std::uint64_t kMaxLoaderId = std::uint64_t{1} << 28;
-
-}  // namespace
+TracePlayer::TracePlayer(Backend& backend) : backend_(backend), loaders_(harness_memory()) {}
 
 TracePlayer::LoaderState& TracePlayer::living(std::uint64_t id, const char* what, const TraceReader& reader) {
-  if (id >= loaders_.size() || !loaders_[id].born)
+  auto it = loaders_.find(id);
+  if (it == loaders_.end() || !it->second.born)
     reader.fail(std::string(what) + " for loader " + std::to_string(id) + ", which was never born");
-  LoaderState& l = loaders_[id];
+  LoaderState& l = it->second;
   if (l.dead) reader.fail(std::string(what) + " for loader " + std::to_string(id) + ", which already died");
   return l;
+}
+
+void* TracePlayer::allocate_or_fail(LoaderHandle loader, const TraceEvent& e, const TraceReader& reader) {
+  try {
+    return backend_.allocate(loader, e.space, e.bytes);
+  } catch (const BackendError& error) {
+    reader.fail(error.what());  // the same message, with the trace's file and line
+  }
 }
 
 void TracePlayer::apply(const TraceEvent& e, const TraceReader& reader) {
@@ -26,7 +32,8 @@ void TracePlayer::apply(const TraceEvent& e, const TraceReader& reader) {
       if (e.allocation < next_allocation_)
         reader.fail("allocation id " + std::to_string(e.allocation) + " is not above the previous one");
       next_allocation_ = e.allocation + 1;
-      void* p = backend_.allocate(l.handle, e.space, e.bytes);
+      void* p = allocate_or_fail(l.handle, e, reader);
+      std::memset(p, 0x5A, e.bytes);
       l.blocks.push_back(Block{e.allocation, p, e.bytes});
       live_bytes_ += e.bytes;
       break;
@@ -45,8 +52,6 @@ void TracePlayer::apply(const TraceEvent& e, const TraceReader& reader) {
       break;
     }
     case TraceEvent::Type::born: {
-      if (e.loader >= kMaxLoaderId) reader.fail("loader id " + std::to_string(e.loader) + " is too large");
-      if (e.loader >= loaders_.size()) loaders_.resize(e.loader + 1);
       LoaderState& l = loaders_[e.loader];
       if (l.born) reader.fail("loader " + std::to_string(e.loader) + " is born twice");
       l.handle = backend_.create_loader(e.kind);
@@ -59,7 +64,7 @@ void TracePlayer::apply(const TraceEvent& e, const TraceReader& reader) {
       backend_.destroy_loader(l.handle);
       for (const Block& b : l.blocks)
         if (b.p) live_bytes_ -= b.bytes;
-      l.blocks = {};
+      std::pmr::vector<Block>(harness_memory()).swap(l.blocks);
       l.handle = nullptr;
       l.dead = true;
       --live_loaders_;

@@ -1,49 +1,10 @@
 #include "trace/trace_reader.hpp"
 
-#include <charconv>
-
+#include "trace/printable.hpp"
+#include "trace/text_cursor.hpp"
 #include "trace/trace_format.hpp"
 
 namespace lab {
-namespace {
-
-// Splits off the next space-separated field.
-std::string_view field(std::string_view& rest) {
-  const auto space = rest.find(' ');
-  std::string_view f = rest.substr(0, space);
-  rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
-  return f;
-}
-
-// The decimal number at the front of `rest` and the space after it. False when there is none, it
-// does not end at a space or the end of the line, or it is beyond 1.8e19. The hot path of a replay:
-// three of these per allocation, so no from_chars on a split-off field.
-bool take_number(std::string_view& rest, std::uint64_t& out) {
-  std::size_t i = 0;
-  std::uint64_t v = 0;
-  for (; i < rest.size(); ++i) {
-    const unsigned digit = static_cast<unsigned char>(rest[i]) - unsigned{'0'};
-    if (digit > 9) break;
-    if (v > (~std::uint64_t{0} - 9) / 10) return false;
-    v = v * 10 + digit;
-  }
-  if (i == 0) return false;
-  if (i < rest.size()) {
-    if (rest[i] != ' ') return false;
-    ++i;
-  }
-  rest.remove_prefix(i);
-  out = v;
-  return true;
-}
-
-bool number(std::string_view text, std::uint64_t& out) {
-  if (text.empty()) return false;
-  auto r = std::from_chars(text.data(), text.data() + text.size(), out);
-  return r.ec == std::errc() && r.ptr == text.data() + text.size();
-}
-
-}  // namespace
 
 TraceReader::TraceReader(const std::string& path) : lines_(path) {
   std::string_view first;
@@ -61,7 +22,7 @@ bool TraceReader::next_line(std::string_view& line) {
 }
 
 void TraceReader::fail(const std::string& what) const {
-  throw TraceError(lines_.path() + ":" + std::to_string(lines_.line_number()) + ": " + what);
+  throw TraceError(lines_.path() + ":" + std::to_string(lines_.line_number()) + ": " + printable(what));
 }
 
 bool TraceReader::next(TraceEvent& event) {
@@ -79,20 +40,25 @@ bool TraceReader::next(TraceEvent& event) {
 
 bool TraceReader::parse(std::string_view line, TraceEvent& event) {
   if (line.size() < 2 || line[1] != ' ') fail("expected a record 'B|A|F|D|M|E ...', got '" + std::string(line.substr(0, 40)) + "'");
-  std::string_view rest = line.substr(2);
+  TextCursor c(line.substr(2));
   auto num = [&](const char* what) {
     std::uint64_t v;
-    if (!take_number(rest, v)) fail(std::string("expected ") + what + " (a number) in '" + std::string(line) + "'");
+    if (!c.decimal_word(v)) fail(std::string("expected ") + what + " (a number) in '" + std::string(line) + "'");
     return v;
   };
+  auto word = [&] {
+    std::string_view w;
+    c.word(w);
+    return w;
+  };
   auto done = [&] {
-    if (!rest.empty()) fail("unexpected text after the record: '" + std::string(line) + "'");
+    if (!c.at_end()) fail("unexpected text after the record: '" + std::string(line) + "'");
   };
   switch (line[0]) {
     case 'A': {
       event.type = TraceEvent::Type::allocate;
       event.loader = num("loader id");
-      const auto space = field(rest);
+      const auto space = word();
       if (space == "n") {
         event.space = Space::nonclass;
       } else if (space == "c") {
@@ -115,16 +81,9 @@ bool TraceReader::parse(std::string_view line, TraceEvent& event) {
     case 'B': {
       event.type = TraceEvent::Type::born;
       event.loader = num("loader id");
-      const auto kind = field(rest);
-      if (kind == "boot") {
-        event.kind = LoaderKind::boot;
-      } else if (kind == "standard") {
-        event.kind = LoaderKind::standard;
-      } else if (kind == "micro") {
-        event.kind = LoaderKind::micro;
-      } else {
-        fail("expected loader kind boot, standard or micro in '" + std::string(line) + "'");
-      }
+      const auto kind = loader_kind_from_name(word());
+      if (!kind) fail("expected loader kind boot, standard or micro in '" + std::string(line) + "'");
+      event.kind = *kind;
       done();
       break;
     }
@@ -135,15 +94,16 @@ bool TraceReader::parse(std::string_view line, TraceEvent& event) {
       break;
     case 'M': {
       event.type = TraceEvent::Type::marker;
-      event.label = std::string(field(rest));
+      event.label = std::string(word());
       if (event.label.empty() || event.label.find('=') != std::string::npos)
         fail("expected a marker label in '" + std::string(line) + "'");
       event.figures.clear();
-      while (!rest.empty()) {
-        const auto kv = field(rest);
+      while (!c.at_end()) {
+        const std::string_view kv = word();
         const auto eq = kv.find('=');
+        TextCursor value(eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1));
         std::uint64_t v;
-        if (eq == std::string_view::npos || eq == 0 || !number(kv.substr(eq + 1), v))
+        if (eq == std::string_view::npos || eq == 0 || !value.decimal(v) || !value.at_end())
           fail("expected key=number in marker '" + std::string(line) + "'");
         event.figures.emplace_back(std::string(kv.substr(0, eq)), v);
       }

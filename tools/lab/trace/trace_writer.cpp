@@ -18,9 +18,10 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
-TraceWriter::TraceWriter(const std::string& path, const std::string& source) : path_(path) {
+TraceWriter::TraceWriter(const std::string& path, const std::string& source, std::optional<bool> compress)
+    : path_(path) {
   // "T": zlib writes plain text, so one code path serves both.
-  file_ = gzopen(path.c_str(), ends_with(path, ".gz") ? "wb6" : "wT");
+  file_ = gzopen(path.c_str(), compress.value_or(ends_with(path, ".gz")) ? "wb6" : "wT");
   if (!file_) throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
   buffer_.reserve(kFlushBytes + 1024);
   buffer_ += kTraceMagic;

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "trace/trace_event.hpp"
@@ -14,7 +15,8 @@ namespace lab {
 // destroyed without finish() (an import that failed) leaves a file no reader accepts.
 class TraceWriter {
  public:
-  TraceWriter(const std::string& path, const std::string& source);
+  // gzip-compressed when `compress`, or by default when the path ends in ".gz".
+  TraceWriter(const std::string& path, const std::string& source, std::optional<bool> compress = std::nullopt);
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;

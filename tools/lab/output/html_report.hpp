@@ -1,0 +1,32 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace lab {
+
+// A self-contained HTML page (no network: styles inline, figures embedded as data: URIs) that a
+// person opens after a run: its title, the command, the figures, and tables.
+class HtmlReport {
+ public:
+  explicit HtmlReport(std::string title);
+
+  void paragraph(const std::string& text);
+  void heading(const std::string& text);
+  // The PNG at `path` embedded; a paragraph saying so when it cannot be read.
+  void figure(const std::string& path, const std::string& caption);
+  // A table; the first row is the header. Cells that look like numbers are right-aligned.
+  void table(const std::vector<std::vector<std::string>>& rows);
+  void preformatted(const std::string& text);
+
+  // Writes the page to `path` (through a temporary file renamed at the end). Throws on failure.
+  void write(const std::string& path) const;
+
+ private:
+  std::string title_;
+  std::string body_;
+};
+
+std::string html_escape(const std::string& text);
+
+}  // namespace lab

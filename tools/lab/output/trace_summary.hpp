@@ -1,0 +1,49 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "run_result.hpp"
+
+namespace lab {
+
+// One row of the many-traces summary (`compare replay A B ... | DIR`): how one backend did on one
+// trace, beside what HotSpot itself did on it. Ratios over the samples whose live is at least 1 %
+// of the trace's peak live (as the verdicts); NaN where there is none.
+struct TraceSummaryRow {
+  std::string trace;
+  std::string backend;
+  double max_footprint_live = 0;
+  double median_footprint_live = 0;
+  double at_hotspot_worst = 0;  // this backend's footprint/live where HotSpot's committed/live is highest
+  std::size_t peak_rss = 0;
+  std::size_t valley_rss = 0;  // the lowest RSS after the peak
+  std::string error;
+};
+
+struct TraceHotSpot {
+  std::string trace;
+  double max_own = 0;     // HotSpot committed/used, its own ratio
+  double median_own = 0;
+  double max_live = 0;    // HotSpot committed / the trace's live
+  std::size_t points = 0;
+};
+
+struct TraceSummary {
+  std::vector<TraceSummaryRow> rows;
+  std::vector<TraceHotSpot> hotspot;
+
+  void add(const std::string& trace, const RunResult& result);
+  std::string format() const;
+  nlohmann::json to_json() const;
+};
+
+// The traces named: files as given, directories expanded to their *.trace and *.trace.gz files
+// (sorted). Throws std::invalid_argument for a name that is neither or a directory without traces.
+std::vector<std::string> expand_traces(const std::vector<std::string>& names);
+
+// "jdk25-javac-hello" for ".../jdk25-javac-hello.trace.gz": the base of the files written for it.
+std::string trace_stem(const std::string& path);
+
+}  // namespace lab

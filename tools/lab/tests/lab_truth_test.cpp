@@ -1,0 +1,190 @@
+// What the lab reports is what happened: the replay writes its blocks, baselines are subtracted,
+// traces with absurd contents are read in bounded memory and every error says where.
+#include <gtest/gtest.h>
+#include <malloc.h>
+#include <fmt/format.h>
+#include <metaspace/metaspace.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "backend_registry.hpp"
+#include "backends/elastic_backend.hpp"
+#include "backends/malloc_backend.hpp"
+#include "cli.hpp"
+#include "harness_memory.hpp"
+#include "output/trace_summary.hpp"
+#include "runner.hpp"
+#include "scenarios/replay.hpp"
+#include "trace/trace_player.hpp"
+#include "trace/trace_reader.hpp"
+#include "test_support.hpp"
+
+namespace lab {
+namespace {
+
+std::string write_text(const std::string& name, const std::string& text) {
+  const auto path = testing::TempDir() + "lab_truth_test_" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// A backend that hands out blocks of its own memory, zeroed, so a test can see what the player
+// did with them.
+class BufferBackend : public Backend {
+ public:
+  std::string name() const override { return "buffer"; }
+  nlohmann::json settings() const override { return nlohmann::json::object(); }
+  LoaderHandle create_loader(LoaderKind) override { return this; }
+  void* allocate(LoaderHandle, Space, std::size_t bytes) override {
+    if (bytes > 4096) throw BackendError("allocation of " + std::to_string(bytes) + " bytes refused");
+    blocks.emplace_back(bytes, '\0');
+    return blocks.back().data();
+  }
+  void deallocate(LoaderHandle, void*, std::size_t) override {}
+  void destroy_loader(LoaderHandle) override {}
+  void purge() override {}
+  MemoryFigures figures() override { return {}; }
+
+  std::vector<std::string> blocks;
+};
+
+std::string play(BufferBackend& backend, const std::string& name, const std::string& body) {
+  TracePlayer player(backend);
+  const std::string error = test::play_file(player, write_text(name, "metaspace-trace 1\n" + body));
+  return error.empty() ? "ok" : error;
+}
+
+TEST(LabTruth, ReplayWritesEveryBlockItAllocates) {
+  BufferBackend backend;
+  backend.blocks.reserve(4);
+  ASSERT_EQ(play(backend, "write", "B 0 standard\nA 0 n 24 0\nA 0 c 512 1\nE 3\n"), "ok");
+  ASSERT_EQ(backend.blocks.size(), 2u);
+  for (const auto& b : backend.blocks)
+    EXPECT_EQ(b.find('\0'), std::string::npos) << "a block of " << b.size() << " bytes left unwritten";
+}
+
+TEST(LabTruth, SparseLoaderIdsCostNothing) {
+  BufferBackend backend;
+  backend.blocks.reserve(4);
+  const std::size_t before = mallinfo2().uordblks;
+  // Loader ids once indexed a vector: this one line cost 2.6 GB.
+  EXPECT_EQ(play(backend, "sparse", "B 67108864 standard\nB 18446744073709551 micro\nA 67108864 n 8 0\nE 3\n"),
+            "ok");
+  EXPECT_LT(mallinfo2().uordblks, before + (1u << 20));
+}
+
+TEST(LabTruth, AFailedAllocationSaysFileAndLine) {
+  BufferBackend backend;
+  backend.blocks.reserve(4);
+  const std::string e = play(backend, "huge", "B 0 standard\nA 0 n 8 0\nA 0 n 999999999 1\nE 3\n");
+  EXPECT_NE(e.find("lab_truth_test_huge:4: allocation of 999999999 bytes refused"), std::string::npos) << e;
+}
+
+TEST(LabTruth, LinesBeyond64KiBAreRejectedAndBinaryIsEscaped) {
+  BufferBackend backend;
+  const std::string long_line = "# " + std::string(70 * 1024, 'x') + "\n";
+  std::string e = play(backend, "long", long_line + "E 0\n");
+  EXPECT_NE(e.find(":2: line longer than 65536 bytes"), std::string::npos) << e.substr(0, 200);
+  e = play(backend, "binary", "Q \xff\xfe\x01 zz\nE 0\n");
+  EXPECT_NE(e.find("\\xff\\xfe\\x01"), std::string::npos) << e;
+  EXPECT_EQ(nlohmann::json(e).dump().find("\\u"), std::string::npos) << "valid UTF-8, so JSON can carry it";
+}
+
+TEST(LabTruth, MallocCommittedLeavesOutWhatTheProcessHeldBefore) {
+  register_malloc_backends();
+  // The harness's own heap before the backend exists: 8 MiB in use in small blocks (not mmapped).
+  std::vector<void*> before;
+  for (int i = 0; i < 8 * 1024; ++i) before.push_back(std::malloc(1000));
+  const std::size_t free_parts = mallinfo2().fordblks;
+  auto backend = find_backend_factory("malloc")(BackendOptions{});
+  // The free parts of the heap are the backend's to use (and count); the 8 MiB in use are not.
+  const std::size_t start = backend->figures().committed;
+  EXPECT_LT(start, free_parts + (std::size_t{1} << 20));
+  auto loader = backend->create_loader(LoaderKind::standard);
+  for (int i = 0; i < 16 * 1024; ++i) backend->allocate(loader, Space::nonclass, 4000);
+  const std::size_t committed = backend->figures().committed;
+  EXPECT_GE(committed, std::size_t{16 * 1024 * 4000}) << "committed covers what is live";
+  EXPECT_LT(committed, std::max(start, std::size_t{16 * 1024 * 4000}) + (std::size_t{4} << 20));
+  backend->destroy_loader(loader);
+  for (void* p : before) std::free(p);
+}
+
+TEST(LabTruth, HarnessMemoryIsCountedSeparately) {
+  const std::size_t before = harness_resident_bytes();
+  std::pmr::vector<char> v(harness_memory());
+  v.resize(4 << 20, 'x');
+  EXPECT_GE(harness_resident_bytes(), before + (4u << 20));
+}
+
+TEST(LabTruth, ElasticFootprintIsCommittedPlusOverhead) {
+  register_elastic_backends();
+  auto backend = find_backend_factory("elastic")(BackendOptions{});
+  auto loader = backend->create_loader(LoaderKind::standard);
+  backend->allocate(loader, Space::nonclass, 64);
+  const MemoryFigures f = backend->figures();
+  EXPECT_EQ(f.footprint, f.committed + f.extra["overhead"].get<std::size_t>());
+  EXPECT_GT(f.footprint, f.committed);
+  backend->destroy_loader(loader);
+}
+
+TEST(LabTruth, SamplesAreThinnedBeyondTheLimit) {
+  register_elastic_backends();
+  std::string body;
+  const int pairs = 4000;
+  for (int i = 0; i < pairs; ++i) body += fmt::format("B {0} micro\nA {0} n 16 {0}\nD {0}\n", i);
+  body += fmt::format("E {}\n", 3 * pairs);
+  ReplayScenario scenario;
+  scenario.trace = write_text("deaths.trace", "metaspace-trace 1\n" + body);
+  scenario.max_samples = 100;
+  const BackendRun r = run_in_process(scenario, "elastic", WorkloadParams{}, BackendOptions{}, false);
+  ASSERT_EQ(r.error, "");
+  // 4000 runs of deaths: 100 kept at every stride 1, 2, 4, ... : about 100 * log2(4000 / 100) + 100.
+  EXPECT_LT(r.samples.size(), 800u);
+  EXPECT_GT(r.samples.size(), 100u);
+  EXPECT_EQ(r.samples.back().phase, "end");
+  EXPECT_EQ(r.samples.back().extra["thinned_samples"].get<std::size_t>() + r.samples.size() - 2, 4000u);
+}
+
+using test::run_cli_with;
+
+TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
+  const std::string dir = testing::TempDir() + "lab_truth_many";
+  std::filesystem::remove_all(dir);
+  const std::string data = LAB_TEST_DATA_DIR;
+  std::string out;
+  ASSERT_EQ(run_cli_with({"replay", data + "/jdk25-version.trace.gz", data + "/jdk25-unload.trace.gz", "--backends",
+                             "elastic,malloc", "--quiet", "--no-plot", "--out", dir},
+                            out),
+            0)
+      << out;
+  EXPECT_NE(out.find("summary over 2 traces"), std::string::npos) << out;
+  for (const char* f : {"jdk25-version.json", "jdk25-unload.json", "jdk25-unload.html", "summary.json", "summary.html"})
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + f)) << f;
+  const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  EXPECT_EQ(summary["rows"].size(), 4u);
+  EXPECT_EQ(summary["hotspot"].size(), 2u);
+  for (const auto& r : summary["rows"])
+    if (r["backend"] == "elastic") EXPECT_LE(r["max_footprint_live"].get<double>(), 1.05) << r.dump();
+  EXPECT_EQ(expand_traces({data}).size(), 5u) << "a folder is its traces";
+}
+
+TEST(LabTruth, CountFlagsRejectNegativeAndAbsurdValues) {
+  std::string out;
+  EXPECT_EQ(run_cli_with({"spikes", "--loaders-per-batch", "-1"}, out), 2);
+  EXPECT_NE(out.find("--loaders-per-batch: -1 is negative"), std::string::npos) << out;
+  EXPECT_EQ(run_cli_with({"micro", "--loaders", "99999999999"}, out), 2);
+  EXPECT_NE(out.find("--loaders: 99999999999 is too large"), std::string::npos) << out;
+  EXPECT_EQ(run_cli_with({"bogus"}, out), 2);
+  EXPECT_NE(out.find("unknown command 'bogus'"), std::string::npos) << out;
+  EXPECT_EQ(run_cli_with({"--version"}, out), 0);
+  EXPECT_NE(out.find(fmt::format("metaspace-lab {}.{}", MS_VERSION_MAJOR, MS_VERSION_MINOR)), std::string::npos)
+      << out;
+}
+
+}  // namespace
+}  // namespace lab

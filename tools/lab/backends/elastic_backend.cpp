@@ -24,10 +24,14 @@ ms_loader_kind_t to_ms(LoaderKind kind) {
   return MS_LOADER_STANDARD;
 }
 
-// What the library costs the process: its committed memory plus the bookkeeping it keeps outside
-// that memory (chunk headers, commit masks, loader objects). The one place this is decided: when
-// the library counts its bookkeeping inside committed, this becomes committed_bytes alone.
-std::size_t library_footprint(const ms_stats_t& s) { return s.total.committed_bytes + s.total.overhead_bytes; }
+// What the library costs the process: its committed memory, which includes its own bookkeeping
+// (chunk headers, loader objects, free-block structures: `overhead`, part of committed). The
+// lab's `committed` column for the library is the chunk memory alone (committed − overhead), so
+// that it compares with what the other backends commit for blocks; footprint has everything.
+std::size_t library_footprint(const ms_stats_t& s) { return s.total.committed_bytes; }
+std::size_t library_chunk_memory(const ms_stats_t& s) {
+  return s.total.committed_bytes - s.total.overhead_bytes;
+}
 
 // The settings as the library itself reports them (its JSON report's "settings"), so the lab
 // names nothing the library names already (the reclaim policy, ...).
@@ -101,7 +105,7 @@ MemoryFigures ElasticBackend::figures() {
   if (ms_get_stats(ms_, &s) != MS_OK) fail("ms_get_stats");
   MemoryFigures f;
   f.used = s.total.used_bytes;
-  f.committed = s.total.committed_bytes;
+  f.committed = library_chunk_memory(s);
   f.footprint = library_footprint(s);
   const auto& c = s.space[MS_SPACE_CLASS];
   const auto& n = s.space[MS_SPACE_NONCLASS];

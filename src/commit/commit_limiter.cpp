@@ -91,16 +91,9 @@ bool CommitLimiter::deliver_threshold_event(ms_metaspace_t* ms) {
   }
   // The caller may be about to return NULL with its error: whatever the runtime calls from the
   // callback must not replace it.
-  ms_error_t error = ms_last_error();
-  std::string text = error != MS_OK ? ms_last_error_text() : "";
+  KeepLastError keep;
   callback(ms, committed_bytes(), user);
   gc_done();
-  if (error != MS_OK) {
-    // fail() puts the error's name in front again.
-    std::string prefix = std::string(ms_error_name(error)) + ": ";
-    size_t skip = text.compare(0, prefix.size(), prefix) == 0 ? prefix.size() : 0;
-    fail(error, "%s", text.c_str() + skip);
-  }
   return true;
 }
 

@@ -38,6 +38,16 @@ void note(const char* format, ...) {
   va_end(args);
 }
 
+KeepLastError::KeepLastError() : code_(t_last_error) {
+  static_assert(sizeof text_ == sizeof t_last_text, "the whole text is kept");
+  std::memcpy(text_, t_last_text, sizeof text_);
+}
+
+KeepLastError::~KeepLastError() {
+  t_last_error = code_;
+  std::memcpy(t_last_text, text_, sizeof text_);
+}
+
 void clear_error() {
   t_last_error = MS_OK;
   std::snprintf(t_last_text, sizeof t_last_text, "no error");

@@ -12,4 +12,19 @@ void clear_error();
 // Leaves a remark for the caller without an error: the code stays MS_OK.
 void note(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
+// Keeps this thread's last error (code and text) across a scope whose failures are not the
+// caller's news: clean-up that may fail on its own (an munmap in a destructor) or a runtime's
+// callback, while the caller is about to return its own error.
+class KeepLastError {
+ public:
+  KeepLastError();
+  ~KeepLastError();
+  KeepLastError(const KeepLastError&) = delete;
+  KeepLastError& operator=(const KeepLastError&) = delete;
+
+ private:
+  ms_error_t code_;
+  char text_[512];
+};
+
 }  // namespace metaspace

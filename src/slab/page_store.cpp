@@ -42,6 +42,7 @@ bool PageStore::ensure_open(size_t bytes) {
 }
 
 PageStore::~PageStore() {
+  KeepLastError keep;  // a refused munmap on the way out is not the caller's error
   if (base_ != nullptr) os::release(base_, pages_ * page_bytes_);
 }
 

@@ -40,6 +40,9 @@ VirtualSpaceNode::~VirtualSpaceNode() {
   if (space_committed_ != nullptr) {
     space_committed_->fetch_sub(mask_.committed_bytes(), std::memory_order_relaxed);
   }
+  // Whatever the caller is failing with (a node that could not be set up is destroyed on the
+  // way out) stays its error: a refused munmap here is nobody's news.
+  KeepLastError keep;
   if (!unmapped_ && os::release(base_, geometry_.reserve_bytes) != MS_OK) {
     // Nobody is left to retry: the address space leaks, the memory must not.
     (void)os::uncommit(base_, geometry_.reserve_bytes, /*protect=*/false);

@@ -52,7 +52,7 @@ constexpr size_t kReqs = size_t{1} << 16;  // pre-generated requests; indexed mo
 constexpr size_t kBatch = 4096;            // blocks per timed batch
 constexpr size_t kLoaderBytes = 4u << 20;  // a warm loader is replaced after this much
 
-// The size mix of ../shared/workload-model.md (generated-classes workload): one class-space Klass
+// The size mix of docs/workload-model.md (generated-classes workload): one class-space Klass
 // (66–100 words) per ≈ 38 allocations; the non-class rest is 38 % ≤ 8 words, 45 % 9–16 words,
 // 8 % 17–40 words, the remainder > 40 words (constant pools and the like, 41–130 words). Mean
 // ≈ 17 words. Seeded, so every backend and every run sees the same sequence.

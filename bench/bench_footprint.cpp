@@ -1,4 +1,4 @@
-// Footprint of micro loaders (issue 11), one measurement per process so that no allocator sees
+// Footprint of micro loaders, one measurement per process so that no allocator sees
 // memory another one freed. Built three times: against glibc (also runs the libmetaspace modes),
 // mimalloc and jemalloc (both replace malloc process-wide when linked). Prints one JSON object.
 //

@@ -191,7 +191,7 @@ void bm_slow_path_share(benchmark::State& state) {
       (n[0] + n[1]);
 }
 
-// ---- Per-call costs at scale (issue 11): nothing may grow with the age of a chunk or with the
+// ---- Per-call costs at scale: nothing may grow with the age of a chunk or with the
 // number of loaders. ----
 
 // Deallocation by chunk age: one standard loader of 1 GiB (64 KiB blocks, never written, so the

@@ -70,7 +70,7 @@ METHOD = """## Method
   bench/bench_mimalloc.cpp, bench/bench_jemalloc.cpp: one executable per allocator family, because
   linking mimalloc or jemalloc replaces malloc in the whole process.
 - Requests are generated before timing (seeded): fixed sizes, or the size mix of
-  ../shared/workload-model.md: one class-space Klass of 66–100 words per ≈ 38 allocations, the rest
+  docs/workload-model.md: one class-space Klass of 66–100 words per ≈ 38 allocations, the rest
   38 % ≤ 8 words, 45 % 9–16, 8 % 17–40, 9 % 41–130 (mean ≈ 17 words).
 - The first word of every block is written (a runtime initializes what it allocates; it is also what
   makes fresh memory fault in). `alloc_notouch` rows leave the blocks alone: the allocator's own cost.
@@ -427,7 +427,7 @@ def lab_section(results_dir, build):
 
 
 def footprint_section(results_dir):
-    """Issue 11: micro-loader footprint against the mallocs, and the 1 M round trip
+    """Micro-loader footprint against the mallocs, and the 1 M round trip
     (bench/bench_footprint.cpp, one process per line of footprint.jsonl)."""
     path = os.path.join(results_dir, "footprint.jsonl")
     if not os.path.exists(path):
@@ -501,7 +501,7 @@ def main():
           "package); it only drives the loops, every timed region is code of bench/ built with the release flags",
           "", "Backends:", ""]
     md += [f"- **{b}**: {BACKEND_NOTES[b]}" for b in BACKENDS if b in table]
-    md += ["", METHOD, "", "## Targets (issue 8)", ""]
+    md += ["", METHOD, "", "## Targets", ""]
     for text, met in targets(table):
         md.append(f"- **{'met' if met else 'MISSED' if met is not None else 'n/a'}** — {text}")
     md += ["", "## Results", "",
@@ -534,7 +534,7 @@ def main():
            "### Uncommit", "", uncommit_table(table), ""]
     scale = scale_table(table)
     if scale:
-        md += ["### Per-call costs at scale (issue 11)", "",
+        md += ["### Per-call costs at scale", "",
                "Nothing here may grow with a chunk's age or the number of loaders: deallocation looks the "
                "block's chunk up in O(1) (per-node chunk start table), `ms_get_usage` reads counters, "
                "`ms_get_stats` visits each loader once without waiting for any and keeps nothing per loader. "
@@ -553,7 +553,7 @@ def main():
            profile_section(table, args.build, args.results, not args.no_profile), ""]
     fp = footprint_section(args.results)
     if fp:
-        md += ["## Footprint of micro loaders (issue 11)", "", fp, ""]
+        md += ["## Footprint of micro loaders", "", fp, ""]
     md += ["## Lab headline figures", "", lab_section(args.results, args.build), ""]
     if os.path.exists(args.analysis):
         with open(args.analysis) as f:

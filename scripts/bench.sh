@@ -39,7 +39,7 @@ for exe in bench_metaspace bench_mimalloc bench_jemalloc; do
 done
 [ "$ran" -eq 1 ] || { echo "bench.sh: no benchmark executable in $build/bench" >&2; exit 1; }
 
-# Footprint of micro loaders (issue 11): one process per allocator, then the 1 M round trip.
+# Footprint of micro loaders: one process per allocator, then the 1 M round trip.
 # BENCH_MICRO_LOADERS (default 10000), BENCH_ROUNDTRIP_LOADERS (default 1000000).
 fp=$build/bench/bench_footprint
 if [ -x "$fp" ]; then

@@ -165,10 +165,9 @@ void Arena::fold_usage() { fold(contribution()); }
 
 void Arena::fold_if_due() {
   // Folding costs about five atomic read-modify-writes on counters every thread shares, several
-  // times a bare free's work (not measured apart; free was ~50 ns per block before issue 11). So
-  // a slow-path call folds when a chunk changed
-  // hands or the arena moved by kFoldSlackBytes since its last fold; statistics visits fold
-  // whatever is left. ms_get_usage may therefore be off by less than that per active loader.
+  // times a bare free's work (not measured apart; a free cost ~50 ns per block before lookups by
+  // address). So a slow-path call folds when a chunk changed hands or the arena moved by
+  // kFoldSlackBytes since its last fold; statistics visits fold whatever is left. ms_get_usage may therefore be off by less than that per active loader.
   Contribution now = contribution();
   if (chunk_count_ == folded_chunks_ && distance(now, folded_) < kFoldSlackBytes) return;
   fold(now);

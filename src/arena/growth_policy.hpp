@@ -3,8 +3,9 @@
 //
 // Standard loaders keep doubling up to 256 KiB (HotSpot 25 stops at 16 KiB): busy loaders then own
 // whole commit granules, so their memory can be uncommitted when they die instead of staying
-// pinned by neighbours' live chunks in shared granules (shared/reference/design-findings.md,
-// design B). Commit on demand means the untouched tail of a big chunk costs nothing.
+// pinned by neighbours' live chunks in shared granules (docs/hotspot-measured.md, the replay
+// model's "chunks keep doubling" design). Commit on demand means the untouched tail of a big
+// chunk costs nothing.
 // Micro loaders never grow and stay below a granule: they must not pay for a private granule.
 // Their non-class chunks are 1 KiB, not 2 KiB: a hidden class has 960–2 560 non-class bytes,
 // and smaller chunks leave less unused (lab `micro`: 3 366 vs 3 716 committed bytes per loader).

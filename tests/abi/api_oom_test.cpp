@@ -1,4 +1,4 @@
-// No C++ exception leaves the library (issue 12): every heap allocation the library makes can
+// No C++ exception leaves the library: every heap allocation the library makes can
 // fail, and the C call that made it returns NULL / MS_ERR_OUT_OF_MEMORY, ms_verify passes, no
 // loader or block appears or disappears, and the same call succeeds once memory is back.
 //

@@ -264,7 +264,7 @@ TEST_P(Guarantees, FreedBlocksAreZappedButLaterWritesAreNotDetected) {
   EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
 }
 
-// Issue 13, finding 3: the free list lives in the freed blocks; a write over a freed block's
+// The free list lives in the freed blocks; a write over a freed block's
 // link made ms_verify chase it (SEGV). Checked mode reports it as an overwrite.
 TEST_P(Guarantees, CheckedModeReportsAnOverwrittenFreeListLink) {
   if (!checked()) GTEST_SKIP() << "undefined outside checked mode";
@@ -283,7 +283,7 @@ TEST_P(Guarantees, CheckedModeReportsAnOverwrittenFreeListLink) {
   }
 }
 
-// Issue 13, finding 4: a double free in normal mode is undefined, but ms_verify must still
+// A double free in normal mode is undefined, but ms_verify must still
 // terminate (it walked a self-linked list forever, holding every lock) and say CORRUPTED.
 TEST_P(Guarantees, VerifyTerminatesAfterANormalModeDoubleFree) {
   if (checked()) GTEST_SKIP() << "checked mode refuses the double free";
@@ -308,7 +308,7 @@ TEST_P(Guarantees, VerifyTerminatesAfterANormalModeDoubleFree) {
   }
 }
 
-// Issue 13, finding 8: one byte past a 61-byte request lies in the rounding slack (the block is
+// One byte past a 61-byte request lies in the rounding slack (the block is
 // 64 bytes); checked mode fills the slack with a pattern and checks it with the fence.
 TEST_P(Guarantees, CheckedModeDetectsOverrunsIntoTheRoundingSlack) {
   if (!checked()) GTEST_SKIP() << "not detected outside checked mode";

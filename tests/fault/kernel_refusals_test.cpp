@@ -41,7 +41,7 @@ bool fault_injection_compiled_in() {
   return false;
 }
 
-// Issue 13, finding 5: two buddies of 128 KiB, 112 KiB committed each, merge into one free root
+// Two buddies of 128 KiB, 112 KiB committed each, merge into one free root
 // chunk with two committed runs. The purge's second madvise fails: the first run is given back,
 // the second stays. The chunk used to keep claiming both (ms_verify: "claims 114688 committed
 // bytes the mask does not have"), and a new loader then used memory nobody had charged.

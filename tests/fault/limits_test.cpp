@@ -129,7 +129,7 @@ INSTANTIATE_TEST_SUITE_P(
                                          MS_RECLAIM_AGGRESSIVE),
                        ::testing::Values(MS_SPACE_NONCLASS, MS_SPACE_CLASS)));
 
-// Issue 13, finding 6. Cap 4 MiB, threshold 3 MiB, 2 MiB committed: a 2.5 MiB request jumps
+// Cap 4 MiB, threshold 3 MiB, 2 MiB committed: a 2.5 MiB request jumps
 // over both in one step. It used to come back MS_ERR_LIMIT with no callback at all.
 // Cap 4 MiB, threshold 3 MiB, a callback that only counts.
 ms_metaspace_t* counted_gc_metaspace(ms_reclaim_t reclaim, int* calls) {

@@ -32,7 +32,7 @@ ReferenceSeries load_hotspot_reference(const std::string& csv_path) {
   if (!in) throw std::runtime_error("cannot read HotSpot reference data " + csv_path);
   ReferenceSeries ref;
   ref.name = "hotspot-25";
-  ref.source = "measured: Temurin 25.0.3 -Xshare:off (shared/reference/hotspot-measured.md)";
+  ref.source = "measured: Temurin 25.0.3 -Xshare:off (docs/hotspot-measured.md)";
   std::string line;
   std::vector<std::string> header;
   int line_number = 0;

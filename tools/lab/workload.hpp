@@ -10,7 +10,7 @@ namespace lab {
 
 class ParamSet;
 
-// Every figure of ../shared/workload-model.md as a flag. Defaults: the "generated classes" row,
+// Every figure of docs/workload-model.md as a flag. Defaults: the "generated classes" row,
 // which is the interleaved-loaders workload that HotSpot was measured on.
 struct WorkloadParams {
   std::uint64_t seed = 42;

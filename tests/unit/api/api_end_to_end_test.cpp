@@ -1,5 +1,5 @@
 // End to end: 1 000 loaders (one boot, mostly standard, some micro) load classes round-robin
-// with the allocation mix of shared/workload-model.md, 80 % of them die in random order, and
+// with the allocation mix of docs/workload-model.md, 80 % of them die in random order, and
 // after ms_purge committed memory must be within 10 % of what is still used.
 #include <gtest/gtest.h>
 #include <metaspace/metaspace.h>

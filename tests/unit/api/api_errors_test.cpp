@@ -245,7 +245,7 @@ TEST(ApiSettings, EveryRuleIsChecked) {
   ms_destroy(ms);
 }
 
-// Settings that were accepted before (issue 13, finding 7): each is refused with a sentence
+// Settings that were accepted before: each is refused with a sentence
 // that names the field and the allowed range.
 TEST(ApiSettings, OutOfRangeValuesNameTheFieldAndRange) {
   struct Case {
@@ -320,7 +320,7 @@ TEST(ApiSettings, OutOfRangeValuesNameTheFieldAndRange) {
   ms_destroy(ms);
 }
 
-// Issue 13, finding 1: sizes from SIZE_MAX - 6 up rounded to 0 words and filed a 0-word block
+// Sizes from SIZE_MAX - 6 up rounded to 0 words and filed a 0-word block
 // (UBSan: bin index out of bounds; the next allocation crashed). Larger than any block: not owned.
 TEST(ApiDeallocate, SizesNearSizeMaxAreNotOwned) {
   for (int checked : {0, 1}) {

@@ -1,5 +1,5 @@
 // A loader handle that is not one must be refused by the inline ms_allocate before it reads or
-// writes anything beyond the handle's first word (docs/guarantees.md; issue 13 finding 2). The
+// writes anything beyond the handle's first word (docs/guarantees.md). The
 // handles here are NON-ZERO memory that looks like a loader's fast-path head: a {begin, end}
 // slice struct, the metaspace handle itself, a copy of a live loader's head, a self-pointing
 // word. Before the cookie check, each one was "served": the slice's begin advanced by 64, the

@@ -102,7 +102,7 @@ TEST(CommitLimiter, ThresholdOfZeroNeverReports) {
   EXPECT_EQ(events.calls, 0);
 }
 
-// Issue 13, finding 6: a charge the cap refuses is a threshold event too, even when it jumps
+// A charge the cap refuses is a threshold event too, even when it jumps
 // over threshold and cap in one step, and even after the crossing was reported already.
 TEST(CommitLimiter, CapRefusalIsReportedEveryTime) {
   CommitLimiter limiter(4 * MiB);

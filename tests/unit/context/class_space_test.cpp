@@ -197,7 +197,7 @@ TEST(ClassSpace, AlignmentGapServesNonClassAllocation) {
   ms_destroy(ms);
 }
 
-// Non-class allocation sizes of the workload model (shared/workload-model.md), in bytes.
+// Non-class allocation sizes of the workload model (docs/workload-model.md), in bytes.
 size_t nonclass_size(std::mt19937& rng) {
   unsigned r = rng() % 100;
   size_t words;

@@ -41,7 +41,7 @@ class Scenario {
   // Scenario-specific verdict lines, after the generic committed/live ones.
   virtual std::vector<std::string> verdict(const RunResult& result) const;
   // The bound on committed/live that the elastic backends must keep at every sample, where the
-  // project sets one for this scenario (issue 5: interleaved).
+  // project sets one for this scenario (interleaved).
   virtual std::optional<double> elastic_goal() const { return std::nullopt; }
   // Whether HotSpot's measured interleaved-loaders series belongs beside this scenario's samples.
   virtual bool shows_hotspot_reference() const { return false; }

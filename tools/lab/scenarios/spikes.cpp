@@ -112,7 +112,7 @@ std::vector<std::string> SpikesScenario::verdict(const RunResult& result) const 
     if (!f.valley) continue;
     const double rss_ratio = ratio(f.valley->rss, e.valley->rss);
     const double time_ratio = ratio(f.total_ns, e.total_ns);
-    // Issue 5's targets: at the valley malloc holds >= 2.5x elastic's RSS, and elastic is not slower.
+    // The targets: at the valley malloc holds >= 2.5x elastic's RSS, and elastic is not slower.
     std::string goals;
     if (run.name == "malloc")
       goals = fmt::format(" (goals: RSS >= 2.5x {}, elastic time <= malloc's {})", rss_ratio >= 2.5 ? "met" : "MISSED",

@@ -1,4 +1,4 @@
-// The synthetic workload must look like the measured one (shared/workload-model.md): these tests
+// The synthetic workload must look like the measured one (docs/workload-model.md): these tests
 // draw many classes and hold the figures to the model's ranges.
 #include <gtest/gtest.h>
 

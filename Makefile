@@ -6,7 +6,7 @@ LAB        := $(BUILD)/release/tools/lab/metaspace-lab
 RESULTS    := results
 PREFIX     := $(CURDIR)/$(BUILD)/install
 
-.PHONY: run test deps release debug tsan example bindings bench fuzz clean
+.PHONY: run test deps release debug tsan example bindings bench fuzz sweep clean
 
 run: deps release
 	$(LAB) compare interleaved --spike --out $(RESULTS)
@@ -67,6 +67,10 @@ bench: deps release
 FUZZ_SECONDS ?= 600
 fuzz: deps
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+# Every fault point of every configuration failed in turn (CI samples the checked and capped ones).
+sweep: deps release
+	METASPACE_FULL_SWEEP=1 $(BUILD)/release/tests/reliability_tests --gtest_filter='*FaultSweep*'
 
 clean:
 	rm -rf $(BUILD) $(RESULTS)

@@ -74,6 +74,8 @@ Chunk* ChunkManager::take_free_chunk_locked(int preferred, int max_level, size_t
 }
 
 Chunk* ChunkManager::new_root_chunk_locked() {
+  // Room first: once an area is carved it must be known here, whatever fails after.
+  areas_.reserve(areas_.size() + 1);
   VirtualSpaceNode* node = nullptr;
   char* base = vslist_.allocate_root_chunk(&node);
   if (base == nullptr) return nullptr;

@@ -33,10 +33,12 @@ bool NodeMap::put(Table* t, uintptr_t key, VirtualSpaceNode* node) {
   }
 }
 
-void NodeMap::grow() {
+void NodeMap::grow(size_t entries) {
   Table* old = table_;
-  size_t slots = (old->mask + 1) * 2;
-  if (live_ * 4 < old->mask + 1) slots = old->mask + 1;  // mostly tombstones: same size, fresh
+  // Room for `entries` keys at most half full; a rebuild at the same size still drops the
+  // tombstones of removed nodes.
+  size_t slots = old->mask + 1;
+  while (slots < entries * 2) slots *= 2;
   auto t = std::make_unique<Table>(Table{slots - 1, std::make_unique<Slot[]>(slots)});
   Table* fresh = t.get();
   tables_.push_back(std::move(t));
@@ -52,9 +54,11 @@ void NodeMap::grow() {
 
 void NodeMap::add(const char* base, size_t bytes, VirtualSpaceNode* node) {
   MS_ASSERT(bytes > 0 && (bytes >> shift_ << shift_) == bytes, "node of %zu bytes", bytes);
+  // At most half full, so probes stay short and always end at an empty slot. Grown before the
+  // first key goes in: a growth that fails (std::bad_alloc) leaves the map as it was.
+  size_t areas = bytes >> shift_;
+  if ((used_ + areas) * 2 > table_->mask + 1) grow(live_ + areas);
   for (size_t off = 0; off < bytes; off += size_t{1} << shift_) {
-    // At most half full, so probes stay short and always end at an empty slot.
-    if ((used_ + 1) * 2 > table_->mask + 1) grow();
     if (put(table_, key_of(base + off), node)) used_++;
     live_++;
   }

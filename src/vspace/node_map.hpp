@@ -60,7 +60,8 @@ class NodeMap {
   }
   // True if the key is new to the table (else a tombstone of it was revived).
   static bool put(Table* t, uintptr_t key, VirtualSpaceNode* node);
-  void grow();
+  // A fresh table with room for `entries` keys, published when filled.
+  void grow(size_t entries);
 
   const unsigned shift_;
   Table* table_;

@@ -18,6 +18,9 @@ VirtualSpaceList::VirtualSpaceList(const NodeGeometry& geometry, CommitLimiter& 
 }
 
 void VirtualSpaceList::add_node(std::unique_ptr<VirtualSpaceNode> node) {
+  // Room first: a heap allocation that fails here (std::bad_alloc, turned into
+  // MS_ERR_OUT_OF_MEMORY at the C API) must leave no node half-added.
+  nodes_.reserve(nodes_.size() + 1);
   node_map_.add(node->base(), node->reserved_bytes(), node.get());
   reserved_.fetch_add(node->reserved_bytes(), std::memory_order_relaxed);
   nodes_.push_back(std::move(node));

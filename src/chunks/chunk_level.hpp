@@ -16,8 +16,8 @@ class ChunkGeometry {
  public:
   explicit ChunkGeometry(size_t root_bytes)
       : root_bytes_(root_bytes),
-        root_shift_(log2_exact(root_bytes)),
-        levels_(static_cast<int>(log2_exact(root_bytes) - log2_exact(kMinChunkBytes)) + 1) {}
+        root_shift_(log2_of_power_of_2(root_bytes)),
+        levels_(static_cast<int>(root_shift_ - log2_of_power_of_2(kMinChunkBytes)) + 1) {}
 
   size_t root_bytes() const { return root_bytes_; }
   int levels() const { return levels_; }
@@ -28,7 +28,7 @@ class ChunkGeometry {
   // The level of the smallest chunk that holds `bytes` (bytes ≤ root size).
   int level_fitting(size_t bytes) const {
     size_t b = bytes < kMinChunkBytes ? kMinChunkBytes : bytes;
-    return static_cast<int>(root_shift_ - log2_exact(b));
+    return static_cast<int>(root_shift_ - log2_ceil(b));
   }
 
  private:

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "common/verify.hpp"
 
 namespace metaspace {
 
@@ -94,6 +95,13 @@ bool CommitLimiter::deliver_threshold_event(ms_metaspace_t* ms) {
   KeepLastError keep;
   callback(ms, committed_bytes(), user);
   gc_done();
+  return true;
+}
+
+bool CommitLimiter::verify() const {
+  size_t committed = committed_bytes();
+  MS_VERIFY(cap_bytes_ == 0 || committed <= cap_bytes_, "%zu bytes committed over the cap of %zu",
+            committed, cap_bytes_);
   return true;
 }
 

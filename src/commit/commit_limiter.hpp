@@ -47,6 +47,10 @@ class CommitLimiter {
   // re-arms it. Returns the new threshold (0: none set).
   size_t gc_done();
 
+  // Committed within the cap (an event may be pending while armed again: committed fell back
+  // below the threshold before the event was delivered). False with the reason in the last error.
+  bool verify() const;
+
  private:
   void note_level(size_t committed);
   void note_refusal();

@@ -10,7 +10,7 @@ namespace metaspace {
 CommitMask::CommitMask(const char* base, size_t bytes, size_t granule_bytes)
     : base_(base),
       granule_bytes_(granule_bytes),
-      granule_shift_(log2_exact(granule_bytes)),
+      granule_shift_(log2_of_power_of_2(granule_bytes)),
       granules_(bytes / granule_bytes),
       bits_((granules_ + 63) / 64, 0) {}
 

@@ -2,6 +2,8 @@
 // carries its unit in its name (`*_bytes`); words appear only where a bin is indexed by them.
 #pragma once
 
+#include "common/assert.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -29,10 +31,18 @@ inline bool is_aligned(const void* p, size_t alignment) {
   return (reinterpret_cast<uintptr_t>(p) & (alignment - 1)) == 0;
 }
 
-constexpr unsigned log2_exact(size_t x) {
+// The smallest n with 2^n ≥ x: the ceiling of log2 (ChunkGeometry::level_fitting relies on
+// rounding up, the narrow pointer bit count too).
+constexpr unsigned log2_ceil(size_t x) {
   unsigned n = 0;
   while ((size_t{1} << n) < x) n++;
   return n;
+}
+
+// log2 of a power of 2 (shifts, geometry): anything else is a bug of the caller.
+constexpr unsigned log2_of_power_of_2(size_t x) {
+  MS_ASSERT(x != 0 && (x & (x - 1)) == 0, "%zu is not a power of 2", x);
+  return log2_ceil(x);
 }
 
 }  // namespace metaspace

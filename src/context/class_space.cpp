@@ -2,18 +2,18 @@
 
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "common/verify.hpp"
 #include "vspace/virtual_space_node.hpp"
 
 namespace metaspace {
 
 ClassSpace::ClassSpace(const NodeGeometry& geometry, CommitLimiter& limiter,
                        ReclaimPolicy policy, uintptr_t wish, size_t alignment_bytes)
-    : shift_(log2_exact(alignment_bytes)) {
+    : shift_(log2_of_power_of_2(alignment_bytes)) {
   context_ = std::make_unique<Context>(MS_SPACE_CLASS, geometry, limiter, policy, wish);
   if (!context_->ok() && wish != 0) {
     note("class space: %zu bytes at the requested base %#zx could not be reserved; "
          "placed anywhere instead", geometry.reserve_bytes, static_cast<size_t>(wish));
-    base_honored_ = false;
     context_ = std::make_unique<Context>(MS_SPACE_CLASS, geometry, limiter, policy, 0);
   }
   if (!context_->ok()) return;
@@ -46,8 +46,23 @@ ClassSpace::~ClassSpace() {
   if (guard_ != nullptr) (void)context_->chunks().return_chunk(guard_);
 }
 
+bool ClassSpace::verify() const {
+  MS_VERIFY(ok(), "class space without its reservation or guard");
+  MS_VERIFY(base_ % (uintptr_t{1} << shift_) == 0, "base %#zx not aligned to the shift %u",
+            static_cast<size_t>(base_), shift_);
+  MS_VERIFY(reinterpret_cast<uintptr_t>(guard_->base) == base_,
+            "guard at %p, not at the base %#zx", (void*)guard_->base, static_cast<size_t>(base_));
+  MS_VERIFY(!guard_->is_free(), "the guard chunk is free: narrow 0 could be handed out");
+  {
+    std::lock_guard<std::mutex> lock(context_->chunks().lock());
+    size_t committed = context_->chunks().mask_committed_bytes(guard_);
+    MS_VERIFY(committed == 0, "the guard holds %zu committed bytes", committed);
+  }
+  return context_->verify();
+}
+
 unsigned ClassSpace::narrow_bits() const {
-  return log2_exact(bytes_ >> shift_);
+  return log2_ceil(bytes_ >> shift_);
 }
 
 }  // namespace metaspace

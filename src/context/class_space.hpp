@@ -23,7 +23,6 @@ class ClassSpace {
   ~ClassSpace();
 
   bool ok() const { return context_ != nullptr && context_->ok() && guard_ != nullptr; }
-  bool base_honored() const { return base_honored_; }
   Context& context() { return *context_; }
   const Context& context() const { return *context_; }
 
@@ -32,6 +31,9 @@ class ClassSpace {
   unsigned shift() const { return shift_; }
   // Bits a narrow pointer needs to name every aligned slot of the space.
   unsigned narrow_bits() const;
+  // The guard is in use at the base with nothing committed, the base fits the shift, and the
+  // space's context is sound. False with the reason in the last error.
+  bool verify() const;
   bool contains(const void* p) const {
     return reinterpret_cast<uintptr_t>(p) - base_ < bytes_;
   }
@@ -50,7 +52,6 @@ class ClassSpace {
   uintptr_t base_ = 0;
   size_t bytes_ = 0;
   unsigned shift_ = 3;
-  bool base_honored_ = true;
 };
 
 }  // namespace metaspace

@@ -20,8 +20,4 @@ Context::Context(ms_space_t space, const NodeGeometry& geometry, CommitLimiter& 
                     .return_at_once = policy.uncommit_on_return}),
       chunks_(vslist_, ChunkGeometry(geometry.root_chunk_bytes), policy, bookkeeping_) {}
 
-bool Context::contains(const void* p) const {
-  return vslist_.node_containing(p) != nullptr;
-}
-
 }  // namespace metaspace

@@ -36,7 +36,6 @@ class Context {
   ChunkManager& chunks() { return chunks_; }
   const ChunkManager& chunks() const { return chunks_; }
 
-  bool contains(const void* p) const;
   bool verify() const { return chunks_.verify() && bookkeeping_.verify(); }
 
  private:

@@ -288,7 +288,7 @@ ms_error_t Metaspace::verify() {
       }
       MS_VERIFY(n == live_count_, "%zu live loaders listed, counter says %zu", n, live_count_);
     }
-    if (!nonclass_->verify() || !class_space_->context().verify()) return false;
+    if (!limiter_.verify() || !nonclass_->verify() || !class_space_->verify()) return false;
     uint64_t va[2], vb[2];
     bool quiet = versions(va);
     Snapshot snap = snapshot();

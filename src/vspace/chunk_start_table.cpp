@@ -25,8 +25,8 @@ ms_error_t ChunkStartTable::init(const char* base, size_t range_bytes, size_t un
   base_ = base;
   slots_ = static_cast<Chunk**>(p);
   mapped_bytes_ = bytes;
-  unit_shift_ = log2_exact(unit_bytes);
-  root_shift_ = log2_exact(root_bytes);
+  unit_shift_ = log2_of_power_of_2(unit_bytes);
+  root_shift_ = log2_of_power_of_2(root_bytes);
   return MS_OK;
 }
 

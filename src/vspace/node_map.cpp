@@ -9,7 +9,8 @@ namespace {
 constexpr size_t kInitialSlots = 64;
 }
 
-NodeMap::NodeMap(size_t root_chunk_bytes) : shift_(log2_exact(root_chunk_bytes)) {
+NodeMap::NodeMap(size_t root_chunk_bytes)
+    : shift_(log2_of_power_of_2(root_chunk_bytes)) {
   auto t = std::make_unique<Table>(Table{kInitialSlots - 1, std::make_unique<Slot[]>(kInitialSlots)});
   table_ = t.get();
   tables_.push_back(std::move(t));

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "chunks/chunk_level.hpp"
+#include "common/assert.hpp"
 
 namespace metaspace {
 
@@ -32,6 +33,7 @@ class GrowthPolicy {
   static const std::vector<size_t>& default_sequence(ms_loader_kind_t kind, ms_space_t space);
 
   int level_at(size_t chunk_index) const {
+    MS_ASSERT(steps_ > 0, "empty growth sequence");
     return levels_[chunk_index < steps_ ? chunk_index : steps_ - 1];
   }
   size_t steps() const { return steps_; }

@@ -1,5 +1,7 @@
 #include "chunks/chunk_manager.hpp"
 
+#include "common/assert.hpp"
+
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -29,6 +31,7 @@ Chunk* ChunkManager::get_chunk(int preferred_level, int max_level, size_t min_co
     return nullptr;
   }
   std::lock_guard<std::mutex> guard(lock_);
+  verify_sometimes_locked();
   // Headers for a new root chunk and a split down to any level, promised before anything changes.
   if (!pool_.reserve(static_cast<size_t>(geometry_.levels()) + 1)) return nullptr;
   Chunk* c = take_free_chunk_locked(preferred_level, max_level, min_committed_bytes);
@@ -128,7 +131,20 @@ ms_error_t ChunkManager::return_chunks(Chunk* list) {
   return MS_OK;
 }
 
+void ChunkManager::verify_sometimes_locked() {
+  // Debug builds check the whole manager now and then: after max(256, chunks) operations, so the
+  // cost per operation stays constant however many chunks there are (HotSpot's full verification
+  // per operation became quadratic and had to be sampled).
+  MS_DEBUG_ONLY({
+    if (++operations_since_verify_ >= std::max<size_t>(256, pool_.in_use())) {
+      operations_since_verify_ = 0;
+      MS_ASSERT(verify_locked(), "%s", ms_last_error_text());
+    }
+  })
+}
+
 void ChunkManager::return_chunk_locked(Chunk* c) {
+  verify_sometimes_locked();
   c->set_owner(nullptr);
   c->used_bytes = 0;
   c->state = Chunk::State::kFree;

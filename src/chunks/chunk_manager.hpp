@@ -89,6 +89,7 @@ class ChunkManager {
     Chunk* first;
   };
 
+  void verify_sometimes_locked();
   Chunk* take_free_chunk_locked(int preferred_level, int max_level, size_t min_committed_bytes);
   Chunk* new_root_chunk_locked();
   void return_chunk_locked(Chunk* c);
@@ -103,6 +104,7 @@ class ChunkManager {
   const ChunkGeometry geometry_;
   const ReclaimPolicy policy_;
   mutable std::mutex lock_;
+  size_t operations_since_verify_ = 0;  // debug builds: see verify_sometimes_locked
   SlabAllocator& bookkeeping_;
   ChunkHeaderPool pool_;
   FreeChunkLists free_lists_;

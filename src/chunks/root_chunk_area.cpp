@@ -1,5 +1,6 @@
 #include "chunks/root_chunk_area.hpp"
 
+#include "common/assert.hpp"
 #include "common/units.hpp"
 #include "common/verify.hpp"
 #include "vspace/virtual_space_node.hpp"
@@ -20,6 +21,9 @@ Chunk* RootChunkArea::whole_buddy(const Chunk* c, const ChunkGeometry& geometry)
 
 void RootChunkArea::split(Chunk* c, int level, ChunkHeaderPool& pool,
                           FreeChunkLists& free_lists) {
+  MS_ASSERT(c->prev == nullptr && c->next == nullptr, "chunk %p split while in a list",
+            (void*)c->base);
+  MS_ASSERT(level > c->level, "split of a level %d chunk to level %d", c->level, level);
   while (c->level < level) {
     size_t half = c->bytes / 2;
     Chunk* f = pool.allocate();
@@ -54,6 +58,8 @@ void RootChunkArea::join(Chunk* a, Chunk* b, ChunkHeaderPool& pool) {
 
 Chunk* RootChunkArea::merge(Chunk* c, const ChunkGeometry& geometry, ChunkHeaderPool& pool,
                             FreeChunkLists& free_lists) {
+  MS_ASSERT(c->is_free() && c->prev == nullptr && c->next == nullptr,
+            "chunk %p merged while in use or in a list", (void*)c->base);
   for (;;) {
     Chunk* buddy = whole_buddy(c, geometry);
     if (buddy == nullptr || !buddy->is_free()) return c;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <bit>
 
+#include "common/assert.hpp"
 #include "common/units.hpp"
+#include "common/verify.hpp"
 
 namespace metaspace {
 
@@ -54,11 +56,15 @@ size_t CommitMask::set_range(size_t first, size_t last, bool value) {
 }
 
 size_t CommitMask::mark_committed(const void* p, size_t bytes) {
+  MS_ASSERT(is_aligned(p, granule_bytes_) && bytes % granule_bytes_ == 0,
+            "range %p + %zu not granule-aligned (%zu)", p, bytes, granule_bytes_);
   size_t first = granule_index(p);
   return set_range(first, first + (bytes >> granule_shift_), true);
 }
 
 size_t CommitMask::mark_uncommitted(const void* p, size_t bytes) {
+  MS_ASSERT(is_aligned(p, granule_bytes_) && bytes % granule_bytes_ == 0,
+            "range %p + %zu not granule-aligned (%zu)", p, bytes, granule_bytes_);
   size_t first = granule_index(p);
   return set_range(first, first + (bytes >> granule_shift_), false);
 }
@@ -66,7 +72,9 @@ size_t CommitMask::mark_uncommitted(const void* p, size_t bytes) {
 bool CommitMask::verify() const {
   size_t count = 0;
   for (uint64_t w : bits_) count += static_cast<size_t>(std::popcount(w));
-  return count == committed_granules_;
+  MS_VERIFY(count == committed_granules_, "commit mask at %p: %zu bits set, counter says %zu",
+            (const void*)base_, count, committed_granules_);
+  return true;
 }
 
 }  // namespace metaspace

@@ -40,7 +40,7 @@ def test_allocate_write_free_and_stats():
         total = st.total
         assert total.committed_bytes == (total.used_bytes + total.free_in_chunks_bytes +
                                          total.free_chunks_bytes + total.free_blocks_bytes +
-                                         total.fence_bytes)
+                                         total.fence_bytes + total.overhead_bytes)
         assert loader.stats().allocations == 5
         ms.verify()
         loader.destroy()

@@ -22,11 +22,14 @@ namespace {
 #endif
 #endif
 #if defined(__SANITIZE_ADDRESS__) || defined(METASPACE_TEST_ASAN)
-// ASan keeps freed heap blocks in its own quarantine (the metaspace object, the nodes' vectors):
-// measured 1.22 MiB above the start after ms_destroy.
+// ASan keeps freed heap blocks in its own quarantine (the metaspace object, the nodes' vectors,
+// the node map's tables): measured 1.22 MiB above the start after ms_destroy, 3.0 MiB after the
+// 100 k round trip's purge. The targets hold in the release build, where this test also runs.
 constexpr size_t kDestroySlack = 2 * MiB;
+constexpr size_t kPurgeSlack = 4 * MiB;
 #else
-constexpr size_t kDestroySlack = 1 * MiB;  // the target
+constexpr size_t kDestroySlack = 1 * MiB;  // the targets
+constexpr size_t kPurgeSlack = 2 * MiB;
 #endif
 
 ms_space_stats_t nonclass(ms_metaspace_t* ms) {
@@ -137,7 +140,7 @@ TEST(Bookkeeping, HundredThousandMicroLoadersRoundTripLeavesNoResidentMemory) {
   ms_stats_t st;
   ASSERT_EQ(ms_get_stats(ms, &st), MS_OK);
   EXPECT_EQ(st.total.committed_bytes, st.total.overhead_bytes) << "only bookkeeping is left";
-  EXPECT_LE(purged, start + 2 * MiB) << "live " << (live - start) << " bytes above the start";
+  EXPECT_LE(purged, start + kPurgeSlack) << "live " << (live - start) << " bytes above the start";
   ms_destroy(ms);
   size_t destroyed = test::rss_bytes();
   EXPECT_LE(destroyed, before_create + kDestroySlack) << "ms_destroy unmapped everything";

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include "common/assert.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "os/fault_injection.hpp"
@@ -28,6 +29,17 @@ ms_error_t ChunkStartTable::init(const char* base, size_t range_bytes, size_t un
   unit_shift_ = log2_of_power_of_2(unit_bytes);
   root_shift_ = log2_of_power_of_2(root_bytes);
   return MS_OK;
+}
+
+void ChunkStartTable::release_area(const char* area_base, size_t bytes) {
+  MS_ASSERT(at(area_base) != nullptr, "area %p has no chunk at its base", (const void*)area_base);
+  // Keep the page of the first slot (it holds the area's chunk); give back whole pages after it.
+  char* first = reinterpret_cast<char*>(&slots_[index(area_base)]);
+  char* from = align_up(first + sizeof(Chunk*), os::page_size());
+  char* to = align_down(reinterpret_cast<char*>(&slots_[index(area_base)]) +
+                            (bytes >> unit_shift_) * sizeof(Chunk*),
+                        os::page_size());
+  if (from < to) (void)madvise(from, static_cast<size_t>(to - from), MADV_DONTNEED);
 }
 
 ChunkStartTable::~ChunkStartTable() {

@@ -42,6 +42,10 @@ class ChunkStartTable {
     __atomic_store_n(&slots_[index(chunk_base)], c, __ATOMIC_RELEASE);
   }
   void clear(const char* chunk_base) { set(chunk_base, nullptr); }
+  // The area [area_base, area_base + bytes) holds one chunk that starts at area_base: the pages
+  // of its other slots (all null) go back to the kernel; they read as null again, so lock-free
+  // readers see no difference.
+  void release_area(const char* area_base, size_t bytes);
   Chunk* at(const char* chunk_base) const {
     return __atomic_load_n(&slots_[index(chunk_base)], __ATOMIC_ACQUIRE);
   }

@@ -10,9 +10,10 @@
 #include <random>
 #include <vector>
 
+#include "support/ms_assertions.hpp"
+
 namespace {
 
-#define ASSERT_MS_OK(expr) ASSERT_EQ((expr), MS_OK) << ms_last_error_text()
 
 struct Loader {
   ms_loader_t* handle = nullptr;

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "os/fault_injection.hpp"
+#include "support/ms_assertions.hpp"
 
 namespace {
 
 constexpr size_t KiB = 1024;
 constexpr size_t MiB = 1024 * KiB;
 
-#define ASSERT_MS_OK(expr) ASSERT_EQ((expr), MS_OK) << ms_last_error_text()
 #define EXPECT_ERROR(code)                                                         \
   do {                                                                             \
     EXPECT_EQ(ms_last_error(), (code)) << ms_last_error_text();                    \

@@ -10,13 +10,14 @@
 #include <random>
 #include <vector>
 
+#include "support/ms_assertions.hpp"
+
 namespace {
 
 constexpr size_t KiB = 1024;
 constexpr size_t MiB = 1024 * KiB;
 constexpr size_t GiB = 1024 * MiB;
 
-#define ASSERT_MS_OK(expr) ASSERT_EQ((expr), MS_OK) << ms_last_error_text()
 
 ms_metaspace_t* create(size_t class_alignment, size_t class_space_bytes = 1 * GiB,
                        uintptr_t base = 0, ms_reclaim_t reclaim = MS_RECLAIM_BALANCED) {

@@ -7,12 +7,13 @@
 #include <random>
 #include <vector>
 
+#include "support/ms_assertions.hpp"
+
 namespace {
 
 constexpr size_t KiB = 1024;
 constexpr size_t MiB = 1024 * KiB;
 
-#define ASSERT_MS_OK(expr) ASSERT_EQ((expr), MS_OK) << ms_last_error_text()
 
 // Chunk level of a chunk size with 4 MiB root chunks.
 int level_of(size_t bytes) {

@@ -36,9 +36,7 @@ void ChunkStartTable::release_area(const char* area_base, size_t bytes) {
   // Keep the page of the first slot (it holds the area's chunk); give back whole pages after it.
   char* first = reinterpret_cast<char*>(&slots_[index(area_base)]);
   char* from = align_up(first + sizeof(Chunk*), os::page_size());
-  char* to = align_down(reinterpret_cast<char*>(&slots_[index(area_base)]) +
-                            (bytes >> unit_shift_) * sizeof(Chunk*),
-                        os::page_size());
+  char* to = align_down(first + (bytes >> unit_shift_) * sizeof(Chunk*), os::page_size());
   if (from < to) (void)madvise(from, static_cast<size_t>(to - from), MADV_DONTNEED);
 }
 

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/accounting.hpp"
 #include "support/failures.hpp"
 
 namespace {
@@ -137,8 +138,7 @@ void observe(ms_metaspace_t* ms, const std::atomic<bool>& stop, Failures& failur
     ms_stats_t st;
     if (ms_get_stats(ms, &st) != MS_OK) failures.add(ms_last_error_text());
     for (const ms_space_stats_t& s : st.space) {
-      size_t accounted = s.used_bytes + s.free_in_chunks_bytes + s.free_chunks_bytes +
-                         s.free_blocks_bytes + s.fence_bytes + s.overhead_bytes;
+      size_t accounted = metaspace::test::accounted_bytes(s);
       if (accounted != s.committed_bytes) failures.add("snapshot does not add up");
     }
     if (ms_verify(ms) != MS_OK) failures.add(std::string("verify: ") + ms_last_error_text());

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/accounting.hpp"
 #include "support/failures.hpp"
 
 namespace {
@@ -81,8 +82,7 @@ TEST(UsageConcurrency, CountersAgreeWithTheSnapshotUnderConcurrentLoaders) {
         ms_stats_t st;
         if (ms_get_stats(ms, &st) != MS_OK) failures.add(ms_last_error_text());
         for (const ms_space_stats_t* sp : {&st.space[0], &st.space[1], &st.total}) {
-          size_t sum = sp->used_bytes + sp->free_in_chunks_bytes + sp->free_chunks_bytes +
-                       sp->free_blocks_bytes + sp->fence_bytes + sp->overhead_bytes;
+          size_t sum = metaspace::test::accounted_bytes(*sp);
           if (sum != sp->committed_bytes || sp->free_in_chunks_bytes > sp->committed_bytes) {
             failures.add("identity broken under load: committed " +
                          std::to_string(sp->committed_bytes) + ", free in chunks " +

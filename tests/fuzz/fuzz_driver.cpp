@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "os/fault_injection.hpp"
+#include "support/accounting.hpp"
 
 extern "C" {
 void* msfuzz_allocate_raw(ms_loader_t* loader, int space, size_t bytes);
@@ -195,9 +196,7 @@ class Session {
     FUZZ_CHECK(ms_get_stats(ms_, &st) == MS_OK, "ms_get_stats");
     const ms_space_stats_t* spaces[3] = {&st.space[0], &st.space[1], &st.total};
     for (const ms_space_stats_t* sp : spaces) {
-      FUZZ_CHECK(sp->committed_bytes == sp->used_bytes + sp->free_in_chunks_bytes +
-                                            sp->free_chunks_bytes + sp->free_blocks_bytes +
-                                            sp->fence_bytes + sp->overhead_bytes,
+      FUZZ_CHECK(sp->committed_bytes == metaspace::test::accounted_bytes(*sp),
                  "committed %zu != used %zu + free in chunks %zu + free chunks %zu + free "
                  "blocks %zu + fences %zu + overhead %zu", sp->committed_bytes, sp->used_bytes,
                  sp->free_in_chunks_bytes, sp->free_chunks_bytes, sp->free_blocks_bytes,

@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/accounting.hpp"
+
 namespace {
 
 constexpr int kWorkers = 8;
@@ -140,9 +142,7 @@ void observer(Shared& sh) {
     ms_stats_t st;
     if (ms_get_stats(sh.ms, &st) != MS_OK) return sh.fail("ms_get_stats failed");
     for (const ms_space_stats_t* sp : {&st.space[0], &st.space[1], &st.total}) {
-      if (sp->committed_bytes != sp->used_bytes + sp->free_in_chunks_bytes +
-                                     sp->free_chunks_bytes + sp->free_blocks_bytes +
-                                     sp->fence_bytes + sp->overhead_bytes) {
+      if (sp->committed_bytes != metaspace::test::accounted_bytes(*sp)) {
         return sh.fail("a statistics snapshot does not add up");
       }
     }

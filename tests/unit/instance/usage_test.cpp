@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "instance/metaspace.hpp"
+#include "support/accounting.hpp"
 #include "support/layer_fixtures.hpp"
 #include "unit/stats/random_workload.hpp"
 
@@ -30,8 +31,7 @@ ms_usage_t usage_of(ms_metaspace_t* ms) {
 ::testing::AssertionResult identity_holds(const ms_stats_t& st) {
   const ms_space_stats_t* spaces[3] = {&st.space[0], &st.space[1], &st.total};
   for (const ms_space_stats_t* sp : spaces) {
-    size_t sum = sp->used_bytes + sp->free_in_chunks_bytes + sp->free_chunks_bytes +
-                 sp->free_blocks_bytes + sp->fence_bytes + sp->overhead_bytes;
+    size_t sum = metaspace::test::accounted_bytes(*sp);
     if (sum != sp->committed_bytes || sp->free_in_chunks_bytes > sp->committed_bytes) {
       return ::testing::AssertionFailure()
              << "committed " << sp->committed_bytes << " != used " << sp->used_bytes

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/accounting.hpp"
+
 namespace metaspace::test {
 
 class RandomWorkload {
@@ -46,9 +48,7 @@ class RandomWorkload {
     ms_stats_t st;
     ASSERT_EQ(ms_get_stats(ms_, &st), MS_OK);
     for (const ms_space_stats_t* sp : {&st.space[0], &st.space[1], &st.total}) {
-      EXPECT_EQ(sp->committed_bytes, sp->used_bytes + sp->free_in_chunks_bytes +
-                                         sp->free_chunks_bytes + sp->free_blocks_bytes +
-                                         sp->fence_bytes + sp->overhead_bytes);
+      EXPECT_EQ(sp->committed_bytes, test::accounted_bytes(*sp));
     }
     EXPECT_GT(st.space[MS_SPACE_NONCLASS].overhead_bytes, 0u) << "loader objects are counted";
   }

@@ -37,6 +37,8 @@
 #include <string>
 #include <vector>
 
+#include "proc_memory.hpp"
+
 namespace bench {
 
 // One request: size in bytes and space (0 non-class, 1 class); competitors ignore the space.
@@ -94,16 +96,6 @@ inline long minor_faults() {
   rusage ru{};
   getrusage(RUSAGE_THREAD, &ru);
   return ru.ru_minflt;
-}
-
-// Resident set size from /proc/self/statm, in bytes.
-inline size_t rss_bytes() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
-  unsigned long size = 0, resident = 0;
-  int n = std::fscanf(f, "%lu %lu", &size, &resident);
-  std::fclose(f);
-  return n == 2 ? resident * static_cast<size_t>(sysconf(_SC_PAGESIZE)) : 0;
 }
 
 inline void touch(void* p, size_t i) { *static_cast<volatile uint64_t*>(p) = i; }
@@ -356,12 +348,12 @@ void bm_uncommit(benchmark::State& state) {
         used += r.bytes;
       }
     }
-    size_t before = rss_bytes();
+    size_t before = proc_memory::resident_bytes();
     double t0 = now_seconds();
     for (auto* l : loaders) B::destroy(l);
     B::trim();
     double dt = now_seconds() - t0;
-    size_t after = rss_bytes();
+    size_t after = proc_memory::resident_bytes();
     state.SetIterationTime(dt);
     returned += before > after ? static_cast<double>(before - after) : 0;
     seconds += dt;

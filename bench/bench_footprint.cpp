@@ -18,16 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "proc_memory.hpp"
+
 namespace {
 
-long rss_bytes() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  long size = 0, resident = 0;
-  if (f == nullptr) return -1;
-  if (std::fscanf(f, "%ld %ld", &size, &resident) != 2) resident = -1;
-  std::fclose(f);
-  return resident * 4096;
-}
+// Signed, for the differences below.
+long rss_bytes() { return static_cast<long>(proc_memory::resident_bytes()); }
 
 constexpr size_t kKlassBytes = 528;
 constexpr size_t kNonClass[20] = {16, 24, 40, 88,  120, 64, 32, 48,  56,  72,

@@ -257,38 +257,17 @@ std::vector<ms_loader_t*>& micro_population(size_t n) {
   return live;
 }
 
-// Resident set size and its peak since the last reset (VmRSS, VmHWM of /proc/self/status).
-size_t status_kib(const char* field) {
-  FILE* f = std::fopen("/proc/self/status", "r");
-  if (f == nullptr) return 0;
-  char line[256];
-  size_t kib = 0;
-  size_t len = std::strlen(field);
-  while (std::fgets(line, sizeof line, f) != nullptr) {
-    if (std::strncmp(line, field, len) == 0) kib = std::strtoull(line + len + 1, nullptr, 10);
-  }
-  std::fclose(f);
-  return kib;
-}
-
-// Resets VmHWM to the current RSS (Linux: "5" into clear_refs); false where that is refused.
-bool reset_peak_rss() {
-  FILE* f = std::fopen("/proc/self/clear_refs", "w");
-  if (f == nullptr) return false;
-  bool ok = std::fputs("5", f) >= 0;
-  return std::fclose(f) == 0 && ok;
-}
-
 // One ms_get_stats with `loaders` live micro loaders; also the peak RSS one call adds.
 void bm_stats_micro(benchmark::State& state, size_t loaders) {
   micro_population(loaders);
   double peak_extra = -1;
   for (auto _ : state) {
-    bool peak = reset_peak_rss();
-    size_t before = status_kib("VmRSS:");
+    bool peak = proc_memory::reset_peak_resident();
+    size_t before = proc_memory::resident_bytes();
     Metaspace::stats();
     if (peak) {
-      double extra = static_cast<double>(status_kib("VmHWM:")) - static_cast<double>(before);
+      double extra = (static_cast<double>(proc_memory::peak_resident_bytes()) -
+                      static_cast<double>(before)) / 1024;
       peak_extra = std::max(peak_extra, extra);
     }
   }
@@ -324,11 +303,11 @@ void bm_purge_after_death(benchmark::State& state, size_t loaders) {
     state.PauseTiming();
     micro_population(loaders);
     micro_population(0);
-    size_t before = bench::rss_bytes();
+    size_t before = proc_memory::resident_bytes();
     state.ResumeTiming();
     ms_purge(Metaspace::ms);
     state.PauseTiming();
-    size_t after = bench::rss_bytes();
+    size_t after = proc_memory::resident_bytes();
     returned += before > after ? static_cast<double>(before - after) : 0;
     state.ResumeTiming();
   }

@@ -31,6 +31,42 @@ Chunk* ChunkManager::get_chunk(int preferred_level, int max_level, size_t min_co
     return nullptr;
   }
   std::lock_guard<std::mutex> guard(lock_);
+  Chunk* c = take_chunk_locked(preferred_level, max_level, min_committed_bytes);
+  if (c == nullptr) return nullptr;
+  size_t want = policy_.commit_whole_chunks ? c->bytes : min_committed_bytes;
+  if (ensure_committed_locked(c, want) != MS_OK) {
+    return_chunk_locked(c);
+    return nullptr;
+  }
+  return c;
+}
+
+Chunk* ChunkManager::get_uncommitted_chunk(int level) {
+  // A chunk smaller than a granule shares its granule with neighbours and cannot be kept
+  // uncommitted on its own.
+  if (!geometry_.valid(level) || geometry_.bytes(level) < granule_bytes()) {
+    fail(MS_ERR_INVALID_ARGUMENT, "uncommitted chunk request: level %d (granule %zu bytes)",
+         level, granule_bytes());
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> guard(lock_);
+  Chunk* c = take_chunk_locked(level, level, 0);
+  if (c == nullptr) return nullptr;
+  // A free chunk may hold committed granules (its own, left by a policy that uncommits only in
+  // purge, or a neighbour's in a shared granule): given back now, or the chunk is refused, since
+  // memory that no arena accounts for must not hide behind it.
+  refresh_committed_locked(c);
+  if (mask_committed_bytes(c) > 0 && uncommit_locked(c) != MS_OK) {
+    return_chunk_locked(c);
+    return nullptr;
+  }
+  MS_ASSERT(c->committed_bytes == 0, "uncommitted chunk %p keeps %zu committed bytes",
+            (void*)c->base, c->committed_bytes);
+  return c;
+}
+
+Chunk* ChunkManager::take_chunk_locked(int preferred_level, int max_level,
+                                       size_t min_committed_bytes) {
   verify_sometimes_locked();
   // Headers for a new root chunk and a split down to any level, promised before anything changes.
   if (!pool_.reserve(static_cast<size_t>(geometry_.levels()) + 1)) return nullptr;
@@ -42,11 +78,6 @@ Chunk* ChunkManager::get_chunk(int preferred_level, int max_level, size_t min_co
   }
   c->state = Chunk::State::kInUse;
   c->used_bytes = 0;
-  size_t want = policy_.commit_whole_chunks ? c->bytes : min_committed_bytes;
-  if (ensure_committed_locked(c, want) != MS_OK) {
-    return_chunk_locked(c);
-    return nullptr;
-  }
   return c;
 }
 
@@ -150,7 +181,8 @@ void ChunkManager::return_chunk_locked(Chunk* c) {
   c->state = Chunk::State::kFree;
   if (policy_.merge) c = RootChunkArea::merge(c, geometry_, pool_, free_lists_);
   refresh_committed_locked(c);
-  if (policy_.uncommit_on_return && c->bytes >= granule_bytes()) uncommit_locked(c);
+  // A refusal leaves the chunk counted as committed; purge tries again.
+  if (policy_.uncommit_on_return && c->bytes >= granule_bytes()) (void)uncommit_locked(c);
   free_lists_.add(c);
 }
 
@@ -186,18 +218,20 @@ void ChunkManager::refresh_committed_locked(Chunk* c) const {
   c->committed_bytes = n * granule;
 }
 
-void ChunkManager::uncommit_locked(Chunk* c) {
-  if (c->node->uncommit(c->base, c->bytes) == MS_OK) {
+ms_error_t ChunkManager::uncommit_locked(Chunk* c) {
+  ms_error_t err = c->node->uncommit(c->base, c->bytes);
+  if (err == MS_OK) {
     c->committed_bytes = 0;
     // A whole free root area has no chunk start but its first: the rest of its slots go back too
     // (1 M micro loaders' class chunks had left the class space's 8 MiB table resident).
     if (c->level == 0) c->node->chunk_starts().release_area(c->base, c->bytes);
-    return;
+    return MS_OK;
   }
   // Part of the chunk may have been uncommitted before the refusal: the cached prefix must not
   // claim memory the mask no longer has (it would be handed out uncharged). What stayed
   // committed is counted as such, and the next purge tries again.
   refresh_committed_locked(c);
+  return err;
 }
 
 bool ChunkManager::attempt_enlarge(Chunk* c) {
@@ -225,7 +259,7 @@ void ChunkManager::purge() {
   }
   for (Chunk* c : committed) {
     free_lists_.remove(c);
-    uncommit_locked(c);
+    (void)uncommit_locked(c);
     free_lists_.add(c);
   }
   remove_empty_nodes_locked();
@@ -260,6 +294,11 @@ size_t ChunkManager::mask_committed_bytes(const Chunk* c) const {
   return c->node->mask().committed_bytes_in(c->base, c->bytes);
 }
 
+size_t ChunkManager::read_committed_bytes(const Chunk* c) const {
+  std::lock_guard<std::mutex> guard(lock_);
+  return mask_committed_bytes(c);
+}
+
 std::vector<FreeChunkLevelStats> ChunkManager::free_chunk_stats_locked() const {
   std::vector<FreeChunkLevelStats> stats(static_cast<size_t>(geometry_.levels()));
   for (int l = 0; l < geometry_.levels(); l++) {
@@ -287,7 +326,9 @@ bool ChunkManager::verify_locked() const {
   MS_VERIFY(carved == areas_.size(), "%zu root areas carved, %zu known", carved, areas_.size());
   for (const RootArea& a : areas_) {
     MS_VERIFY(a.node->contains(a.first->base), "area %p outside its node", (void*)a.first->base);
-    if (!RootChunkArea::verify(a.first, geometry_, policy_.merge, &chunks, &free_chunks)) {
+    auto buddies = policy_.merge ? RootChunkArea::FreeBuddies::kAlwaysMerged
+                                 : RootChunkArea::FreeBuddies::kMayStayApart;
+    if (!RootChunkArea::verify(a.first, geometry_, buddies, &chunks, &free_chunks)) {
       return false;
     }
     for (const Chunk* c = a.first; c != nullptr; c = c->next_in_area) {

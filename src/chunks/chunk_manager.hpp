@@ -40,6 +40,11 @@ class ChunkManager {
   // A chunk of `preferred_level`, or smaller down to `max_level` (the smallest acceptable, ≥
   // preferred), with at least `min_committed_bytes` committed. Null with the error set.
   Chunk* get_chunk(int preferred_level, int max_level, size_t min_committed_bytes);
+  // A chunk of exactly `level`, in use and with nothing committed whatever the policy commits on
+  // hand-out (the pre-elastic one commits whole chunks): address space held back with no memory
+  // behind it, such as the class space's guard at narrow 0. Returned with return_chunk like any
+  // other. Null with the error set, and nothing held, if it cannot be had uncommitted.
+  Chunk* get_uncommitted_chunk(int level);
   // Takes back a chunk handed out by get_chunk. A chunk that is not in use (returned twice)
   // is refused with MS_ERR_INVALID_ARGUMENT and nothing changes. A header that was recycled for
   // another chunk in between cannot be told apart from that chunk.
@@ -73,8 +78,11 @@ class ChunkManager {
     return node == nullptr ? nullptr : node->chunk_starts().find(p);
   }
 
-  // For statistics and checks: committed bytes of a chunk according to the commit mask.
+  // For statistics and checks: committed bytes of a chunk according to the commit mask. The
+  // caller holds lock() (a neighbour's commit writes the same mask words).
   size_t mask_committed_bytes(const Chunk* c) const;
+  // The same, taking the lock: for checks from the layers above.
+  size_t read_committed_bytes(const Chunk* c) const;
   std::mutex& lock() const { return lock_; }
   // Caller holds lock().
   std::vector<FreeChunkLevelStats> free_chunk_stats_locked() const;
@@ -90,11 +98,15 @@ class ChunkManager {
   };
 
   void verify_sometimes_locked();
+  // Headers promised, a free chunk (or a new root chunk) taken and split down to
+  // `preferred_level`, marked in use; nothing committed yet.
+  Chunk* take_chunk_locked(int preferred_level, int max_level, size_t min_committed_bytes);
   Chunk* take_free_chunk_locked(int preferred_level, int max_level, size_t min_committed_bytes);
   Chunk* new_root_chunk_locked();
   void return_chunk_locked(Chunk* c);
   ms_error_t ensure_committed_locked(Chunk* c, size_t bytes);
-  void uncommit_locked(Chunk* c);
+  // On a refusal part of the chunk may stay committed: c->committed_bytes is re-read.
+  ms_error_t uncommit_locked(Chunk* c);
   // Re-derives c's committed prefix from the commit mask (a free chunk may have gained
   // committed memory through a neighbour sharing its granule).
   void refresh_committed_locked(Chunk* c) const;

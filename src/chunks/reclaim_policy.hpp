@@ -10,19 +10,34 @@
 namespace metaspace {
 
 struct ReclaimPolicy {
+  // Every policy names every switch (see of()); there are no defaults to fall back on.
   ms_reclaim_t kind;
   bool merge;                // buddies are merged when chunks come back, and may be enlarged into
   bool uncommit_on_return;   // free chunks are uncommitted at once, not only in purge()
-  bool uncommit_in_purge;
+  bool uncommit_in_purge;    // purge() uncommits free chunks that span whole granules
   bool commit_whole_chunks;  // a chunk is fully committed when handed out (pre-elastic)
 
   static ReclaimPolicy of(ms_reclaim_t kind) {
     switch (kind) {
-      case MS_RECLAIM_NONE: return {kind, false, false, false, true};
-      case MS_RECLAIM_AGGRESSIVE: return {kind, true, true, true, false};
+      case MS_RECLAIM_NONE:
+        return {.kind = kind,
+                .merge = false,
+                .uncommit_on_return = false,
+                .uncommit_in_purge = false,
+                .commit_whole_chunks = true};
+      case MS_RECLAIM_AGGRESSIVE:
+        return {.kind = kind,
+                .merge = true,
+                .uncommit_on_return = true,
+                .uncommit_in_purge = true,
+                .commit_whole_chunks = false};
       case MS_RECLAIM_BALANCED: break;
     }
-    return {MS_RECLAIM_BALANCED, true, false, true, false};
+    return {.kind = MS_RECLAIM_BALANCED,
+            .merge = true,
+            .uncommit_on_return = false,
+            .uncommit_in_purge = true,
+            .commit_whole_chunks = false};
   }
 
   // Granule size when the settings leave it open (raised to the page size where pages are

@@ -83,8 +83,8 @@ bool RootChunkArea::enlarge(Chunk* c, const ChunkGeometry& geometry, ChunkHeader
   return true;
 }
 
-bool RootChunkArea::verify(const Chunk* first, const ChunkGeometry& geometry, bool merged,
-                           size_t* chunks, size_t* free_chunks) {
+bool RootChunkArea::verify(const Chunk* first, const ChunkGeometry& geometry,
+                           FreeBuddies buddies, size_t* chunks, size_t* free_chunks) {
   char* area = first->base;
   MS_VERIFY(is_aligned(area, geometry.root_bytes()), "area %p misaligned", (void*)area);
   MS_VERIFY(first->prev_in_area == nullptr, "first chunk of %p has a predecessor", (void*)area);
@@ -107,7 +107,7 @@ bool RootChunkArea::verify(const Chunk* first, const ChunkGeometry& geometry, bo
               "chunk %p is not found by its addresses", (void*)c->base);
     MS_VERIFY(!c->is_free() || c->owner_is(nullptr), "free chunk %p has an owner",
               (void*)c->base);
-    if (merged && c->is_free()) {
+    if (buddies == FreeBuddies::kAlwaysMerged && c->is_free()) {
       const Chunk* b = whole_buddy(c, geometry);
       MS_VERIFY(b == nullptr || !b->is_free(), "free buddies %p and %p not merged",
                 (void*)c->base, (void*)b->base);

@@ -33,9 +33,13 @@ class RootChunkArea {
   static bool enlarge(Chunk* c, const ChunkGeometry& geometry, ChunkHeaderPool& pool,
                       FreeChunkLists& free_lists);
 
-  // Walks the area starting at its first chunk: tiling, alignment, links, and (if `merged`) that
-  // no two free buddies are left unmerged. Counts the chunks it sees.
-  static bool verify(const Chunk* first, const ChunkGeometry& geometry, bool merged,
+  // What verify expects of free buddies: merged at once (every policy that merges), or free side
+  // by side (the pre-elastic policy never merges).
+  enum class FreeBuddies { kMayStayApart, kAlwaysMerged };
+
+  // Walks the area starting at its first chunk: tiling, alignment, links, and the rule for free
+  // buddies. Counts the chunks it sees.
+  static bool verify(const Chunk* first, const ChunkGeometry& geometry, FreeBuddies buddies,
                      size_t* chunks, size_t* free_chunks);
 
  private:

@@ -21,24 +21,10 @@ ClassSpace::ClassSpace(const NodeGeometry& geometry, CommitLimiter& limiter,
   base_ = reinterpret_cast<uintptr_t>(node.base());
   bytes_ = node.reserved_bytes();
   ChunkManager& chunks = context_->chunks();
-  int guard_level = chunks.geometry().level_fitting(geometry.granule_bytes);
-  guard_ = chunks.get_chunk(guard_level, guard_level, 0);
-  // The pre-elastic policy commits every chunk it hands out, the guard too; committed, it would
-  // cost a granule and be memory that no arena accounts for.
-  if (guard_ != nullptr && guard_->committed_bytes > 0) {
-    ms_error_t err;
-    {
-      std::lock_guard<std::mutex> lock(chunks.lock());
-      err = guard_->node->uncommit(guard_->base, guard_->bytes);
-      if (err == MS_OK) guard_->committed_bytes = 0;
-    }
-    // Kept committed, the guard would be memory nobody accounts for: the space is refused (the
-    // error stays recorded for ms_create).
-    if (err != MS_OK) {
-      (void)chunks.return_chunk(guard_);
-      guard_ = nullptr;
-    }
-  }
+  // Uncommitted whatever the policy: the pre-elastic one commits every chunk it hands out, and a
+  // committed guard would cost a granule that no arena accounts for. If it cannot be had
+  // uncommitted the space is refused (the error stays recorded for ms_create).
+  guard_ = chunks.get_uncommitted_chunk(chunks.geometry().level_fitting(geometry.granule_bytes));
 }
 
 ClassSpace::~ClassSpace() {
@@ -53,11 +39,8 @@ bool ClassSpace::verify() const {
   MS_VERIFY(reinterpret_cast<uintptr_t>(guard_->base) == base_,
             "guard at %p, not at the base %#zx", (void*)guard_->base, static_cast<size_t>(base_));
   MS_VERIFY(!guard_->is_free(), "the guard chunk is free: narrow 0 could be handed out");
-  {
-    std::lock_guard<std::mutex> lock(context_->chunks().lock());
-    size_t committed = context_->chunks().mask_committed_bytes(guard_);
-    MS_VERIFY(committed == 0, "the guard holds %zu committed bytes", committed);
-  }
+  size_t committed = context_->chunks().read_committed_bytes(guard_);
+  MS_VERIFY(committed == 0, "the guard holds %zu committed bytes", committed);
   return context_->verify();
 }
 

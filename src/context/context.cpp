@@ -15,7 +15,8 @@ NodeGeometry with_chunk_unit(NodeGeometry g) {
 Context::Context(ms_space_t space, const NodeGeometry& geometry, CommitLimiter& limiter,
                  ReclaimPolicy policy, uintptr_t wish)
     : space_(space),
-      vslist_(with_chunk_unit(geometry), limiter, /*expandable=*/space == MS_SPACE_NONCLASS, wish),
+      vslist_(with_chunk_unit(geometry), limiter,
+              {.expandable = space == MS_SPACE_NONCLASS, .wish = wish}),
       bookkeeping_({.reserve_bytes = kBookkeepingReserveBytes,
                     .return_at_once = policy.uncommit_on_return}),
       chunks_(vslist_, ChunkGeometry(geometry.root_chunk_bytes), policy, bookkeeping_) {}

@@ -25,10 +25,12 @@ Metaspace::Metaspace(const ms_settings_t& settings)
   bool protect = settings.checked != 0;
   // Checked mode takes dead loaders' memory away at once, so stale readers fault.
   if (protect && policy.merge) policy.uncommit_on_return = true;
-  NodeGeometry nonclass{settings.node_bytes, settings.root_chunk_bytes,
-                        settings.commit_granule_bytes, protect};
-  NodeGeometry klass{settings.class_space_bytes, settings.root_chunk_bytes,
-                     settings.commit_granule_bytes, protect};
+  NodeGeometry nonclass{.reserve_bytes = settings.node_bytes,
+                        .root_chunk_bytes = settings.root_chunk_bytes,
+                        .granule_bytes = settings.commit_granule_bytes,
+                        .protect_uncommitted = protect};
+  NodeGeometry klass = nonclass;
+  klass.reserve_bytes = settings.class_space_bytes;
   class_space_ = std::make_unique<ClassSpace>(klass, limiter_, policy, settings.class_space_base,
                                               settings.class_alignment_bytes);
   limiter_.set_policy({settings.gc_min_free_percent, settings.gc_max_free_percent,

@@ -92,7 +92,7 @@ ms_error_t commit(char* p, size_t bytes) {
   return MS_OK;
 }
 
-ms_error_t uncommit(char* p, size_t bytes, bool protect) {
+ms_error_t uncommit(char* p, size_t bytes, Uncommitted after) {
   // A refusal must leave the range exactly as committed as before as far as the caller can tell:
   // the caller keeps counting it as committed and retries later (see VirtualSpaceNode::uncommit).
   if (fault_now(FaultPoint::kUncommit)) {
@@ -103,7 +103,7 @@ ms_error_t uncommit(char* p, size_t bytes, bool protect) {
     return fail(MS_ERR_COMMIT_FAILED, "uncommit of %zu bytes at %p: %s", bytes,
                 static_cast<void*>(p), strerror(errno));
   }
-  if (!protect) return MS_OK;
+  if (after == Uncommitted::kReadsZeros) return MS_OK;
   // The memory is gone already (it reads as zeros); only the protection failed. The caller still
   // counts it as committed, which over-counts by at most this range until the next attempt.
   if (fault_now(FaultPoint::kProtect)) {

@@ -25,8 +25,11 @@ ms_error_t reserve(size_t bytes, size_t alignment, uintptr_t wish, char** out);
 ms_error_t release(char* base, size_t bytes);
 
 ms_error_t commit(char* p, size_t bytes);
-// `protect`: also make the range inaccessible (checked mode); costs kernel mappings.
+// What a touch of uncommitted memory does afterwards: read fresh zero pages, or fault (checked
+// mode: the range is made inaccessible, which costs kernel mappings).
+enum class Uncommitted { kReadsZeros, kFaults };
+
 // On failure (MS_ERR_COMMIT_FAILED) the caller must go on treating the range as committed.
-ms_error_t uncommit(char* p, size_t bytes, bool protect);
+ms_error_t uncommit(char* p, size_t bytes, Uncommitted after);
 
 }  // namespace metaspace::os

@@ -124,7 +124,7 @@ void PageStore::free_pages(char* p, size_t pages) {
     MS_ASSERT(taken(index), "page %u freed twice", index);
     pages_in_use_--;
     if (options_.return_at_once &&
-        os::uncommit(page(index), page_bytes_, /*protect=*/false) == MS_OK) {
+        os::uncommit(page(index), page_bytes_, os::Uncommitted::kReadsZeros) == MS_OK) {
       committed_pages_--;
       clear_taken(index);
     } else {
@@ -138,7 +138,7 @@ size_t PageStore::purge() {
   while (empty_head_ != kNone) {
     uint32_t index = empty_head_;
     uint32_t next = *reinterpret_cast<uint32_t*>(page(index));
-    if (os::uncommit(page(index), page_bytes_, /*protect=*/false) != MS_OK) break;
+    if (os::uncommit(page(index), page_bytes_, os::Uncommitted::kReadsZeros) != MS_OK) break;
     empty_head_ = next;
     empty_count_--;
     committed_pages_--;
@@ -154,7 +154,7 @@ size_t PageStore::purge() {
     const uint64_t* w = bits_ + b * words_per_page;
     bool zero = true;
     for (size_t i = 0; i < words_per_page && zero; i++) zero = w[i] == 0;
-    if (zero && os::uncommit(page(b), page_bytes_, /*protect=*/false) == MS_OK) {
+    if (zero && os::uncommit(page(b), page_bytes_, os::Uncommitted::kReadsZeros) == MS_OK) {
       bitmap_page_committed_[b] = 0;
       bitmap_committed_pages_--;
       committed_pages_--;

@@ -2,17 +2,19 @@
 
 #include <algorithm>
 
+#include "common/assert.hpp"
 #include "common/error.hpp"
 #include "common/verify.hpp"
 
 namespace metaspace {
 
 VirtualSpaceList::VirtualSpaceList(const NodeGeometry& geometry, CommitLimiter& limiter,
-                                   bool expandable, uintptr_t wish)
-    : geometry_(geometry), limiter_(limiter), expandable_(expandable),
+                                   const Layout& layout)
+    : geometry_(geometry), limiter_(limiter), expandable_(layout.expandable),
       node_map_(geometry.root_chunk_bytes) {
-  if (!expandable) {
-    auto node = VirtualSpaceNode::create(geometry, wish, limiter, &committed_);
+  MS_ASSERT(!layout.expandable || layout.wish == 0, "an expandable list has no fixed base");
+  if (!expandable_) {
+    auto node = VirtualSpaceNode::create(geometry, layout.wish, limiter, &committed_);
     if (node) add_node(std::move(node));
   }
 }

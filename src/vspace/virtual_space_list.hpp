@@ -15,10 +15,14 @@ namespace metaspace {
 
 class VirtualSpaceList {
  public:
-  // An expandable list reserves its first node lazily; a fixed list reserves its only node now
-  // (at `wish` if non-zero) and reports failure through ok().
-  VirtualSpaceList(const NodeGeometry& geometry, CommitLimiter& limiter, bool expandable,
-                   uintptr_t wish);
+  struct Layout {
+    // Grows node by node (the non-class space), reserving its first node lazily; else one node
+    // reserved now (the class space), failure reported through ok().
+    bool expandable;
+    uintptr_t wish = 0;  // the fixed node's base, if non-zero
+  };
+
+  VirtualSpaceList(const NodeGeometry& geometry, CommitLimiter& limiter, const Layout& layout);
 
   bool ok() const { return expandable_ || !nodes_.empty(); }
   bool expandable() const { return expandable_; }

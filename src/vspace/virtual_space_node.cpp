@@ -45,7 +45,7 @@ VirtualSpaceNode::~VirtualSpaceNode() {
   KeepLastError keep;
   if (!unmapped_ && os::release(base_, geometry_.reserve_bytes) != MS_OK) {
     // Nobody is left to retry: the address space leaks, the memory must not.
-    (void)os::uncommit(base_, geometry_.reserve_bytes, /*protect=*/false);
+    (void)os::uncommit(base_, geometry_.reserve_bytes, os::Uncommitted::kReadsZeros);
   }
 }
 
@@ -133,7 +133,9 @@ ms_error_t VirtualSpaceNode::uncommit(char* p, size_t bytes) {
     char* run = base_ + g * geometry_.granule_bytes;
     size_t run_bytes = (run_end - g) * geometry_.granule_bytes;
     uncommit_calls_++;
-    ms_error_t err = os::uncommit(run, run_bytes, geometry_.protect_uncommitted);
+    ms_error_t err = os::uncommit(run, run_bytes,
+                                  geometry_.protect_uncommitted ? os::Uncommitted::kFaults
+                                                                : os::Uncommitted::kReadsZeros);
     // The run stays committed in the mask and the limiter: memory that could not be given back
     // is still counted, and the next uncommit of the range tries again. Runs before it are
     // uncommitted already; the caller re-reads the mask (ChunkManager::uncommit_locked).

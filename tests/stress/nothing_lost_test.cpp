@@ -7,16 +7,16 @@
 #include <algorithm>
 #include <vector>
 
-#include "support/process_memory.hpp"
+#include "proc_memory.hpp"
 
 namespace {
 
-using metaspace::test::Mapping;
+using proc_memory::Mapping;
 
 // Address ranges mapped now, merged (neighbours with different flags are one range here).
 std::vector<std::pair<uintptr_t, uintptr_t>> mapped_ranges() {
   std::vector<std::pair<uintptr_t, uintptr_t>> r;
-  for (const Mapping& m : metaspace::test::mappings()) {
+  for (const Mapping& m : proc_memory::mappings()) {
     if (!r.empty() && r.back().second == m.start) {
       r.back().second = m.end;
     } else {
@@ -95,7 +95,7 @@ TEST_P(NothingLost, DestroyUnmapsEverything) {
   s.reclaim = static_cast<ms_reclaim_t>(reclaim);
   s.node_bytes = 16u << 20;  // several nodes
   s.class_alignment_bytes = 64;
-  size_t maps_before = metaspace::test::mapping_count();
+  size_t maps_before = proc_memory::mapping_count();
   auto before = mapped_ranges();
   fill_and_destroy(s, destroy_loaders_first);
   if (HasFatalFailure()) return;
@@ -110,7 +110,7 @@ TEST_P(NothingLost, DestroyUnmapsEverything) {
     if (!existed) new_ranges++;
   }
   EXPECT_LE(new_ranges, 2u) << "mappings before " << maps_before << ", after "
-                            << metaspace::test::mapping_count();
+                            << proc_memory::mapping_count();
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModes, NothingLost,

@@ -63,9 +63,11 @@ struct Space {
       : bookkeeping({.reserve_bytes = 256 * MiB,
                      .return_at_once = ReclaimPolicy::of(config.reclaim).uncommit_on_return}),
         limiter(config.cap_bytes),
-        vslist({config.node_bytes, config.root_chunk_bytes, config.granule_bytes,
-                config.protect_uncommitted},
-               limiter, config.expandable, 0),
+        vslist({.reserve_bytes = config.node_bytes,
+                .root_chunk_bytes = config.root_chunk_bytes,
+                .granule_bytes = config.granule_bytes,
+                .protect_uncommitted = config.protect_uncommitted},
+               limiter, {.expandable = config.expandable}),
         chunks(vslist, ChunkGeometry(config.root_chunk_bytes), ReclaimPolicy::of(config.reclaim),
                bookkeeping) {}
 

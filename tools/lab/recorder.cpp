@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "harness_memory.hpp"
-#include "process_memory.hpp"
+#include "proc_memory.hpp"
 
 namespace lab {
 
@@ -13,7 +13,7 @@ Recorder::Recorder(BackendRun& run, Listener listener)
 void Recorder::restart_clock() { step_start_ = std::chrono::steady_clock::now(); }
 
 void Recorder::take_baseline() {
-  const std::size_t rss = resident_bytes();
+  const std::size_t rss = proc_memory::resident_bytes();
   rss_baseline_ = rss - std::min(rss, harness_resident_bytes());
 }
 
@@ -29,10 +29,10 @@ const Sample& Recorder::sample(Backend& backend, const std::string& phase, int s
   s.used = f.used;
   s.committed = f.committed;
   s.footprint = f.footprint ? f.footprint : f.committed;
-  const std::size_t rss = resident_bytes();
+  const std::size_t rss = proc_memory::resident_bytes();
   const std::size_t own = std::min(rss, harness_resident_bytes() + rss_baseline_);
   s.rss = rss - own;
-  s.mappings = mapping_count();
+  s.mappings = proc_memory::mapping_count();
   s.extra = std::move(f.extra);
   for (auto& [k, v] : extra.items()) s.extra[k] = v;
   run_.samples.push_back(std::move(s));

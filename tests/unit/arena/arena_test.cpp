@@ -1,20 +1,48 @@
 // Arena: growth by policy, in-place enlargement, salvage, deallocation reuse, the fast-path
 // window and commit on demand, on a private non-class context with its own limiter.
+//
+// Every allocation goes through the public header's inline ms_allocate, the code runtimes
+// compile, not a copy of it: each arena's window sits in a loader head of its own, and this file
+// renames the out-of-line call the inline code makes when the window cannot serve, so that the
+// slow path lands in the arena under test instead of the library's handle lookup.
+#define ms_allocate_slow arena_test_slow_path
+#include <metaspace/metaspace.h>
+#undef ms_allocate_slow
+
 #include "arena/arena.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <string>
+#include <deque>
+#include <limits>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "context/context.hpp"
 #include "os/fault_injection.hpp"
+
+namespace metaspace {
+namespace {
+
+// The arena whose window the inline path was just given; its slow path is this arena's.
+thread_local Arena* slow_path_arena = nullptr;
+thread_local uint64_t slow_path_calls = 0;
+
+}  // namespace
+}  // namespace metaspace
+
+extern "C" void* arena_test_slow_path(ms_loader_t*, ms_space_t, size_t bytes) noexcept {
+  metaspace::slow_path_calls++;
+  return metaspace::slow_path_arena->allocate(bytes);
+}
 
 namespace metaspace {
 namespace {
@@ -26,8 +54,13 @@ class ArenaTest : public ::testing::Test {
  protected:
   explicit ArenaTest(ms_reclaim_t reclaim = MS_RECLAIM_BALANCED, size_t cap_bytes = 0)
       : limiter_(cap_bytes),
-        context_(MS_SPACE_NONCLASS, NodeGeometry{64 * MiB, kRoot, kGranule, false}, limiter_,
-                 ReclaimPolicy::of(reclaim), 0) {}
+        context_(MS_SPACE_NONCLASS, NodeGeometry{.reserve_bytes = 64 * MiB,
+                                                  .root_chunk_bytes = kRoot,
+                                                  .granule_bytes = kGranule,
+                                                  .protect_uncommitted = false}, limiter_,
+                 ReclaimPolicy::of(reclaim), 0) {
+    slow_path_calls = 0;
+  }
 
   std::unique_ptr<Arena> make(const std::vector<size_t>& sequence, ms__bump* window,
                                bool fast_path = true) {
@@ -36,18 +69,17 @@ class ArenaTest : public ::testing::Test {
                                    kWordBytes, window, fast_path, nullptr);
   }
 
-  // What ms_allocate does inline: bump the window if it has room and no free block could hold
-  // the request, else take the slow path.
+  // A fast-path window inside a loader head of its own, as a loader has it.
+  ms__bump& new_window() { return heads_.emplace_back().bump[MS_SPACE_NONCLASS]; }
+
+  // ms_allocate, the public inline function, on the head around `window`: its fast path bumps
+  // the window, its slow path is `arena`'s.
   static void* allocate(Arena& arena, ms__bump& window, size_t bytes) {
-    size_t n = align_up(bytes, kWordBytes);
-    if (window.top != nullptr && n <= static_cast<size_t>(window.end - window.top) &&
-        n > window.fit_max) {
-      void* p = window.top;
-      window.top += n;
-      window.allocs++;
-      return p;
-    }
-    return arena.allocate(bytes);
+    auto* head = reinterpret_cast<ms__loader_head*>(
+        reinterpret_cast<char*>(&window) - offsetof(ms__loader_head, bump[MS_SPACE_NONCLASS]));
+    head->cookie = reinterpret_cast<uintptr_t>(head) ^ ms__handle_secret;
+    slow_path_arena = &arena;
+    return ms_allocate(reinterpret_cast<ms_loader_t*>(head), MS_SPACE_NONCLASS, bytes);
   }
 
   ArenaStats stats(const Arena& arena) {
@@ -80,6 +112,7 @@ class ArenaTest : public ::testing::Test {
 
   CommitLimiter limiter_;
   Context context_;
+  std::deque<ms__loader_head> heads_;  // stable addresses: arenas keep pointers to the windows
 };
 
 class ArenaNoMergeTest : public ArenaTest {
@@ -98,7 +131,7 @@ class ArenaCappedTest : public ArenaTest {
 TEST_F(ArenaNoMergeTest, GrowsByPolicy) {
   const std::vector<size_t> seq = GrowthPolicy::default_sequence(MS_LOADER_STANDARD,
                                                                  MS_SPACE_NONCLASS);
-  ms__bump window{};
+  ms__bump& window = new_window();
   auto arena = make(seq, &window);
   ArenaStats before = stats(*arena);
   std::vector<size_t> taken;
@@ -130,7 +163,7 @@ TEST_F(ArenaNoMergeTest, GrowsByPolicy) {
 }
 
 TEST_F(ArenaTest, LargeRequestGetsAChunkThatFitsIt) {
-  ms__bump window{};
+  ms__bump& window = new_window();
   auto arena = make({4 * KiB}, &window);
   ASSERT_NE(allocate(*arena, window, 100), nullptr);
   ASSERT_NE(allocate(*arena, window, 100 * KiB), nullptr) << ms_last_error_text();
@@ -145,7 +178,7 @@ TEST_F(ArenaTest, LargeRequestGetsAChunkThatFitsIt) {
 }
 
 TEST_F(ArenaTest, EnlargesInPlaceWhenBuddyIsFree) {
-  ms__bump window{};
+  ms__bump& window = new_window();
   auto arena = make({4 * KiB, 8 * KiB}, &window);
   char* first = static_cast<char*>(allocate(*arena, window, 512));
   ASSERT_NE(first, nullptr);
@@ -165,8 +198,8 @@ TEST_F(ArenaTest, EnlargesInPlaceWhenBuddyIsFree) {
 }
 
 TEST_F(ArenaTest, NoEnlargementWhenBuddyIsTaken) {
-  ms__bump wa{};
-  ms__bump wb{};
+  ms__bump& wa = new_window();
+  ms__bump& wb = new_window();
   auto a = make({4 * KiB, 8 * KiB}, &wa);
   auto b = make({4 * KiB, 8 * KiB}, &wb);
   char* pa = static_cast<char*>(allocate(*a, wa, 4 * KiB));
@@ -184,7 +217,7 @@ TEST_F(ArenaTest, NoEnlargementWhenBuddyIsTaken) {
 }
 
 TEST_F(ArenaTest, MicroPolicyNeverEnlarges) {
-  ms__bump window{};
+  ms__bump& window = new_window();
   auto arena = make(GrowthPolicy::default_sequence(MS_LOADER_MICRO, MS_SPACE_NONCLASS), &window);
   for (int i = 0; i < 200; i++) ASSERT_NE(allocate(*arena, window, 64), nullptr);
   ArenaStats s = stats(*arena);
@@ -197,7 +230,7 @@ TEST_F(ArenaTest, MicroPolicyNeverEnlarges) {
 // A retired chunk's committed tail becomes a free block. While it waits, requests it could hold
 // leave the fast path (fit_max) and are served from it; larger ones stay on the fast path.
 TEST_F(ArenaTest, SalvageTailAndFastPathWindow) {
-  ms__bump window{};
+  ms__bump& window = new_window();
   auto arena = make({4 * KiB, 4 * KiB}, &window);
   EXPECT_EQ(window.top, nullptr);  // no chunk yet
   char* first = static_cast<char*>(allocate(*arena, window, 3000));
@@ -234,7 +267,7 @@ TEST_F(ArenaTest, SalvageTailAndFastPathWindow) {
 
 // Only the committed part of the retired chunk is salvaged; its uncommitted rest costs nothing.
 TEST_F(ArenaTest, SalvageStopsAtCommittedEnd) {
-  ms__bump window{};
+  ms__bump& window = new_window();
   auto arena = make({64 * KiB, 64 * KiB}, &window);
   char* first = static_cast<char*>(allocate(*arena, window, 10 * KiB));
   ASSERT_NE(first, nullptr);
@@ -248,7 +281,7 @@ TEST_F(ArenaTest, SalvageStopsAtCommittedEnd) {
 }
 
 TEST_F(ArenaTest, DeallocatedBlockIsReusedBySmallerRequest) {
-  ms__bump window{};
+  ms__bump& window = new_window();
   auto arena = make({64 * KiB}, &window);
   // (freed size, next request): within the bins, within the tree, and a small request served
   // by a tree block.
@@ -275,7 +308,7 @@ TEST_F(ArenaTest, DeallocatedBlockIsReusedBySmallerRequest) {
 }
 
 TEST_F(ArenaTest, BestFitAmongSeveralFreeBlocks) {
-  ms__bump window{};
+  ms__bump& window = new_window();
   auto arena = make({64 * KiB}, &window);
   std::vector<std::pair<char*, size_t>> blocks;
   for (size_t n : {64, 400, 96, 2000, 120}) {
@@ -291,7 +324,7 @@ TEST_F(ArenaTest, BestFitAmongSeveralFreeBlocks) {
 }
 
 TEST_F(ArenaTest, CommitsOnDemandGranuleByGranule) {
-  ms__bump window{};
+  ms__bump& window = new_window();
   auto arena = make({256 * KiB}, &window);
   char* p = static_cast<char*>(allocate(*arena, window, 100));
   ASSERT_NE(p, nullptr);
@@ -318,7 +351,7 @@ TEST_F(ArenaTest, CommitsOnDemandGranuleByGranule) {
 // The kernel refusing memory (injected where the node first opens a root chunk area) leaves
 // no trace: no chunk in the arena, nothing charged, and the next attempt works.
 TEST_F(ArenaTest, CommitFailureLeavesArenaConsistent) {
-  ms__bump window{};
+  ms__bump& window = new_window();
   auto arena = make({256 * KiB}, &window);
   os::inject_fault(os::FaultPoint::kCommit, 1);
   EXPECT_EQ(allocate(*arena, window, 64), nullptr);
@@ -337,7 +370,7 @@ TEST_F(ArenaTest, CommitFailureLeavesArenaConsistent) {
 // At the cap, the allocation that needs another granule fails with MS_ERR_LIMIT; the bump
 // state is untouched, smaller requests that fit the committed part still succeed.
 TEST_F(ArenaCappedTest, CapStopsCommitCleanly) {
-  ms__bump window{};
+  ms__bump& window = new_window();
   auto arena = make({256 * KiB}, &window);
   char* p = static_cast<char*>(allocate(*arena, window, 3 * kGranule - 64));
   ASSERT_NE(p, nullptr) << ms_last_error_text();
@@ -353,7 +386,7 @@ TEST_F(ArenaCappedTest, CapStopsCommitCleanly) {
 }
 
 TEST_F(ArenaTest, DestroyReturnsEveryChunk) {
-  ms__bump window{};
+  ms__bump& window = new_window();
   {
     auto arena = make(GrowthPolicy::default_sequence(MS_LOADER_STANDARD, MS_SPACE_NONCLASS),
                       &window);
@@ -373,8 +406,57 @@ TEST_F(ArenaTest, DestroyReturnsEveryChunk) {
   EXPECT_EQ(non_root, 0u);
 }
 
+// The inline path's bounds: a request that fills the window exactly is bumped inline, one word
+// more goes to the slow path; so does a request some free block could hold (up to fit_max), and
+// one word above fit_max is bumped again. (Size 0 and sizes that wrap when rounded up are
+// refused through a real loader: ApiErrors.SizeZero, ApiErrors.LargerThanRootChunk.)
+TEST_F(ArenaTest, InlinePathServesExactlyWhatTheWindowHolds) {
+  ms__bump& window = new_window();
+  auto arena = make({64 * KiB}, &window);
+  char* first = static_cast<char*>(allocate(*arena, window, 64));  // opens the first chunk
+  ASSERT_NE(first, nullptr);
+  ASSERT_EQ(slow_path_calls, 1u) << "the window was closed";
+  check(*arena);
+
+  auto served_inline = [&](size_t bytes, const char* what) {
+    uint64_t calls = slow_path_calls;
+    uint64_t allocs = window.allocs;
+    char* top = window.top;
+    void* p = allocate(*arena, window, bytes);
+    EXPECT_NE(p, nullptr) << what << ": " << ms_last_error_text();
+    if (slow_path_calls != calls) return false;
+    EXPECT_EQ(p, top) << what;
+    EXPECT_EQ(window.top, top + align_up(bytes, kWordBytes)) << what;
+    EXPECT_EQ(window.allocs, allocs + 1) << what;
+    return true;
+  };
+
+  size_t room = static_cast<size_t>(window.end - window.top);
+  ASSERT_EQ(room, kGranule - 64) << "the window ends where the chunk's commitment does";
+  EXPECT_FALSE(served_inline(room + 1, "one byte more than the window holds"));
+  check(*arena);
+  room = static_cast<size_t>(window.end - window.top);
+  ASSERT_GT(room, 64u);
+  EXPECT_TRUE(served_inline(room - 64, "all but 64 bytes"));
+  EXPECT_TRUE(served_inline(64, "exactly the rest of the window"));
+  EXPECT_EQ(window.top, window.end);
+  EXPECT_FALSE(served_inline(8, "a full window"));
+  check(*arena);
+
+  // A freed block makes requests it could hold leave the inline path.
+  char* block = static_cast<char*>(allocate(*arena, window, 200));
+  ASSERT_NE(allocate(*arena, window, 8), nullptr);  // a neighbour, so the block is not at the top
+  arena->deallocate(block, 200);
+  ASSERT_EQ(window.fit_max, 200u);
+  ASSERT_GT(static_cast<size_t>(window.end - window.top), 208u);
+  EXPECT_TRUE(served_inline(208, "one word above fit_max"));
+  EXPECT_FALSE(served_inline(200, "exactly fit_max"));
+  check(*arena);
+  EXPECT_EQ(arena->slow_allocations(), slow_path_calls);
+}
+
 TEST_F(ArenaTest, WithoutFastPathWindowStaysClosed) {
-  ms__bump window{};
+  ms__bump& window = new_window();
   auto arena = make({4 * KiB}, &window, /*fast_path=*/false);
   for (int i = 0; i < 100; i++) {
     void* p = allocate(*arena, window, 64);

@@ -34,6 +34,44 @@ TEST(ChunkManagerErrors, OutOfRangeLevelsAreInvalid) {
   EXPECT_EQ(space.root_chunks_carved(), 0u) << "nothing was taken";
 }
 
+// A chunk smaller than a granule shares the granule with its neighbours: it cannot be held
+// uncommitted on its own, and a bad level is refused as for get_chunk.
+TEST(ChunkManagerErrors, UncommittedChunkBelowAGranuleIsInvalid) {
+  Space space{SpaceConfig{}};
+  const int granule_level = space.chunks.geometry().level_fitting(space.chunks.granule_bytes());
+  for (int level : {-1, granule_level + 1, 13}) {
+    EXPECT_EQ(space.chunks.get_uncommitted_chunk(level), nullptr) << level;
+    EXPECT_EQ(ms_last_error(), MS_ERR_INVALID_ARGUMENT);
+  }
+  EXPECT_TRUE(space.consistent());
+  EXPECT_EQ(space.root_chunks_carved(), 0u) << "nothing was taken";
+}
+
+// The free chunk found for an uncommitted request still holds a committed granule and the kernel
+// refuses to take it back: the chunk is refused and returned, still counted as committed.
+TEST(ChunkManagerErrors, UncommitFailureInGetUncommittedChunkReturnsTheChunk) {
+  Space space{SpaceConfig{}};
+  const size_t granule = space.chunks.granule_bytes();
+  const int granule_level = space.chunks.geometry().level_fitting(granule);
+  Chunk* a = space.chunks.get_chunk(granule_level, granule_level, granule);
+  ASSERT_NE(a, nullptr) << ms_last_error_text();
+  ASSERT_EQ(space.chunks.return_chunk(a), MS_OK);
+  {
+    FaultGuard fault(os::FaultPoint::kUncommit, 1);
+    EXPECT_EQ(space.chunks.get_uncommitted_chunk(granule_level), nullptr);
+    EXPECT_EQ(ms_last_error(), MS_ERR_COMMIT_FAILED);
+  }
+  EXPECT_TRUE(space.consistent());
+  EXPECT_EQ(space.chunks_in_use(), 0u);
+  EXPECT_EQ(space.free_chunks(0), 1u) << "merged back into its root";
+  EXPECT_EQ(space.limiter.committed_bytes(), granule) << "the refused granule is still counted";
+  Chunk* c = space.chunks.get_uncommitted_chunk(granule_level);
+  ASSERT_NE(c, nullptr) << ms_last_error_text();
+  EXPECT_EQ(space.limiter.committed_bytes(), 0u) << "the next attempt gives it back";
+  EXPECT_EQ(space.chunks.return_chunk(c), MS_OK);
+  EXPECT_TRUE(space.consistent());
+}
+
 // The first commit in a fresh root chunk area fails: the chunk, already split off the root,
 // goes back and merges, and nothing stays charged.
 TEST(ChunkManagerErrors, CommitFailureInGetChunkReturnsTheChunk) {

@@ -10,12 +10,10 @@
 
 #include "chunks/chunk_manager.hpp"
 #include "support/layer_fixtures.hpp"
-#include "support/process_memory.hpp"
+#include "proc_memory.hpp"
 
 namespace metaspace {
 namespace {
-
-using test::rss_bytes;
 
 constexpr size_t kRoot = 4 * MiB;
 constexpr size_t kRoots = 16;
@@ -36,7 +34,7 @@ RssFigures run(ms_reclaim_t reclaim) {
   config.granule_bytes = ReclaimPolicy::of(reclaim).default_granule_bytes();
   test::Space space(config);
   RssFigures f{};
-  f.before = rss_bytes();
+  f.before = proc_memory::resident_bytes();
   std::vector<Chunk*> chunks;
   for (size_t i = 0; i < kRoots; i++) {
     Chunk* c = space.chunks.get_chunk(0, 0, kRoot);
@@ -45,13 +43,13 @@ RssFigures run(ms_reclaim_t reclaim) {
     std::memset(c->base, 0x5a, kRoot);
     chunks.push_back(c);
   }
-  f.touched = rss_bytes();
+  f.touched = proc_memory::resident_bytes();
   EXPECT_EQ(space.limiter.committed_bytes(), kTouched);
   for (Chunk* c : chunks) EXPECT_EQ(space.chunks.return_chunk(c), MS_OK);
-  f.returned = rss_bytes();
+  f.returned = proc_memory::resident_bytes();
   space.chunks.purge();
   EXPECT_TRUE(space.consistent());
-  f.purged = rss_bytes();
+  f.purged = proc_memory::resident_bytes();
   EXPECT_EQ(space.vslist.nodes().size(), 1u) << "the fixed node stays mapped";
   return f;
 }

@@ -113,7 +113,7 @@ TEST_F(ChunkManagerTest, CommittedChunkNearTheLevelIsPreferred) {
 }
 
 // The same choice when the caller needs nothing committed: an uncommitted chunk is not a
-// committed one just because zero bytes suffice (the class space guard asks this way).
+// committed one just because zero bytes suffice.
 TEST_F(ChunkManagerTest, CommittedChunkIsPreferredEvenWhenNothingNeedsCommitting) {
   Chunk* a = get(2);
   Chunk* b = get(4);
@@ -221,6 +221,25 @@ TEST_F(ChunkManagerTest, PurgeLeavesGranulesSharedWithChunksInUse) {
   EXPECT_EQ(space_.limiter.committed_bytes(), 0u);
 }
 
+// A chunk held with nothing committed (the class space's guard) may come from a free chunk whose
+// granule is still committed under balanced: the granule goes back before it is handed out.
+TEST_F(ChunkManagerTest, UncommittedChunkGivesBackWhatAFreeChunkHeld) {
+  const int granule_level = space_.chunks.geometry().level_fitting(kGranule);
+  Chunk* a = get(granule_level, granule_level, kGranule);
+  give_back(a);  // merged back into the root, the granule stays committed until a purge
+  ASSERT_EQ(space_.vslist.committed_bytes(), kGranule);
+  Chunk* c = space_.chunks.get_uncommitted_chunk(granule_level);
+  ASSERT_NE(c, nullptr) << ms_last_error_text();
+  EXPECT_TRUE(space_.consistent());
+  EXPECT_EQ(c->level, granule_level);
+  EXPECT_EQ(c->state, Chunk::State::kInUse);
+  EXPECT_EQ(c->committed_bytes, 0u);
+  EXPECT_EQ(space_.chunks.read_committed_bytes(c), 0u);
+  EXPECT_EQ(space_.vslist.committed_bytes(), 0u);
+  EXPECT_EQ(space_.limiter.committed_bytes(), 0u);
+  give_back(c);
+}
+
 class AggressiveChunkManagerTest : public ChunkManagerTest {
  protected:
   AggressiveChunkManagerTest() : ChunkManagerTest(MS_RECLAIM_AGGRESSIVE) {}
@@ -267,6 +286,22 @@ TEST_F(NoReclaimChunkManagerTest, NeverMergesNorUncommits) {
   EXPECT_EQ(space_.vslist.committed_bytes(), committed);
   EXPECT_EQ(space_.vslist.uncommit_calls(), 0u);
   EXPECT_TRUE(space_.consistent());
+}
+
+// The pre-elastic policy commits every chunk it hands out, but not one asked for uncommitted.
+TEST_F(NoReclaimChunkManagerTest, UncommittedChunkStaysUncommitted) {
+  const int granule_level = space_.chunks.geometry().level_fitting(kGranule);
+  Chunk* guard = space_.chunks.get_uncommitted_chunk(granule_level);
+  ASSERT_NE(guard, nullptr) << ms_last_error_text();
+  EXPECT_TRUE(space_.consistent());
+  EXPECT_EQ(guard->committed_bytes, 0u);
+  EXPECT_EQ(space_.chunks.read_committed_bytes(guard), 0u);
+  EXPECT_EQ(space_.vslist.committed_bytes(), 0u);
+  Chunk* next = get(granule_level);
+  EXPECT_TRUE(next->fully_committed()) << "the policy still applies to get_chunk";
+  EXPECT_EQ(space_.vslist.committed_bytes(), kGranule);
+  give_back(next);
+  give_back(guard);
 }
 
 }  // namespace

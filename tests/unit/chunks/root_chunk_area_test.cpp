@@ -23,11 +23,12 @@ class RootChunkAreaTest : public ::testing::Test {
     root_->state = Chunk::State::kInUse;
   }
 
-  // Walks the area like the chunk manager's verify does; `merged`: no free buddy pair may remain.
-  ::testing::AssertionResult area_ok(bool merged = true) {
+  // Walks the area like the chunk manager's verify does.
+  ::testing::AssertionResult area_ok(
+      RootChunkArea::FreeBuddies buddies = RootChunkArea::FreeBuddies::kAlwaysMerged) {
     size_t chunks = 0;
     size_t free_chunks = 0;
-    if (!RootChunkArea::verify(root_, geometry_, merged, &chunks, &free_chunks) ||
+    if (!RootChunkArea::verify(root_, geometry_, buddies, &chunks, &free_chunks) ||
         !pool_.verify() || !lists_.verify()) {
       return ::testing::AssertionFailure() << ms_last_error_text();
     }
@@ -157,8 +158,9 @@ TEST_F(RootChunkAreaTest, VerifyCatchesUnmergedFreeBuddies) {
   RootChunkArea::split(root_, 2, pool_, lists_);
   root_->state = Chunk::State::kFree;
   lists_.add(root_);  // A and its free buddy B side by side, not merged
-  EXPECT_TRUE(area_ok(/*merged=*/false)) << "fine where merging is off (policy none)";
-  EXPECT_FALSE(area_ok(/*merged=*/true));
+  EXPECT_TRUE(area_ok(RootChunkArea::FreeBuddies::kMayStayApart))
+      << "fine where merging is off (policy none)";
+  EXPECT_FALSE(area_ok(RootChunkArea::FreeBuddies::kAlwaysMerged));
   EXPECT_EQ(ms_last_error(), MS_ERR_CORRUPTED);
 }
 

@@ -11,7 +11,7 @@
 
 #include "common/units.hpp"
 #include "os/fault_injection.hpp"
-#include "support/process_memory.hpp"
+#include "proc_memory.hpp"
 
 namespace metaspace {
 namespace {
@@ -119,10 +119,10 @@ TEST(Bookkeeping, HundredThousandMicroLoadersRoundTripLeavesNoResidentMemory) {
   static const size_t kNonClass[20] = {16, 24, 40, 88,  120, 64, 32, 48,  56,  72,
                                        200, 96, 16, 24, 136, 264, 40, 32, 160, 80};
   std::vector<ms_loader_t*> loaders(kLoaders);
-  size_t before_create = test::rss_bytes();
+  size_t before_create = proc_memory::resident_bytes();
   ms_metaspace_t* ms = ms_create(nullptr);
   ASSERT_NE(ms, nullptr);
-  size_t start = test::rss_bytes();
+  size_t start = proc_memory::resident_bytes();
   for (size_t i = 0; i < kLoaders; i++) {
     ms_loader_t* l = loaders[i] = ms_loader_create(ms, MS_LOADER_MICRO, 0);
     ASSERT_NE(l, nullptr) << ms_last_error_text();
@@ -131,18 +131,18 @@ TEST(Bookkeeping, HundredThousandMicroLoadersRoundTripLeavesNoResidentMemory) {
     std::memset(k, 1, 528);
     for (size_t b : kNonClass) std::memset(ms_allocate(l, MS_SPACE_NONCLASS, b), 1, b);
   }
-  size_t live = test::rss_bytes();
+  size_t live = proc_memory::resident_bytes();
   ASSERT_GE(live, start + kLoaders * 2000) << "the loaders were resident";
   for (ms_loader_t* l : loaders) ASSERT_EQ(ms_loader_destroy(l), MS_OK);
   ms_purge(ms);
   ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
-  size_t purged = test::rss_bytes();
+  size_t purged = proc_memory::resident_bytes();
   ms_stats_t st;
   ASSERT_EQ(ms_get_stats(ms, &st), MS_OK);
   EXPECT_EQ(st.total.committed_bytes, st.total.overhead_bytes) << "only bookkeeping is left";
   EXPECT_LE(purged, start + kPurgeSlack) << "live " << (live - start) << " bytes above the start";
   ms_destroy(ms);
-  size_t destroyed = test::rss_bytes();
+  size_t destroyed = proc_memory::resident_bytes();
   EXPECT_LE(destroyed, before_create + kDestroySlack) << "ms_destroy unmapped everything";
 }
 

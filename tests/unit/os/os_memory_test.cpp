@@ -9,15 +9,14 @@
 #include "common/units.hpp"
 #include "os/fault_injection.hpp"
 #include "support/layer_fixtures.hpp"
-#include "support/process_memory.hpp"
+#include "proc_memory.hpp"
 
 namespace metaspace {
 namespace {
 
+using proc_memory::mappings_in;
 using test::FaultGuard;
-using test::mappings_in;
 using test::ReservedRange;
-using test::rss_bytes;
 
 TEST(OsMemory, PageSizeIsTheSystemPageSize) {
   EXPECT_EQ(os::page_size(), static_cast<size_t>(sysconf(_SC_PAGESIZE)));
@@ -68,19 +67,19 @@ TEST(OsMemory, UncommitDropsRssAndKeepsOneMapping) {
   const size_t bytes = 64 * MiB;
   ReservedRange r(bytes, 4 * MiB);
   ASSERT_EQ(os::commit(r.base(), bytes), MS_OK) << ms_last_error_text();
-  size_t rss_untouched = rss_bytes();
+  size_t rss_untouched = proc_memory::resident_bytes();
   std::memset(r.base(), 1, bytes);
-  size_t rss_touched = rss_bytes();
+  size_t rss_touched = proc_memory::resident_bytes();
   EXPECT_GE(rss_touched, rss_untouched + bytes * 9 / 10);
   ASSERT_EQ(mappings_in(r.base(), bytes).size(), 1u);
 
   // Every other 16 KiB granule first: the worst pattern for the mapping count.
   for (size_t off = 0; off < bytes; off += 32 * KiB) {
-    ASSERT_EQ(os::uncommit(r.base() + off, 16 * KiB, /*protect=*/false), MS_OK);
+    ASSERT_EQ(os::uncommit(r.base() + off, 16 * KiB, os::Uncommitted::kReadsZeros), MS_OK);
   }
   EXPECT_EQ(mappings_in(r.base(), bytes).size(), 1u);
-  ASSERT_EQ(os::uncommit(r.base(), bytes, /*protect=*/false), MS_OK) << ms_last_error_text();
-  size_t rss_after = rss_bytes();
+  ASSERT_EQ(os::uncommit(r.base(), bytes, os::Uncommitted::kReadsZeros), MS_OK) << ms_last_error_text();
+  size_t rss_after = proc_memory::resident_bytes();
   std::printf("[ os ] RSS %zu KiB -> touched %zu KiB -> uncommitted %zu KiB\n",
               rss_untouched / KiB, rss_touched / KiB, rss_after / KiB);
   EXPECT_GE(rss_touched - rss_after, bytes * 8 / 10);
@@ -97,7 +96,7 @@ TEST(OsMemory, ProtectingUncommitSplitsOneMappingPerGranule) {
   ReservedRange r(MiB, MiB);
   ASSERT_EQ(os::commit(r.base(), MiB), MS_OK);
   for (size_t off = 0; off < MiB; off += 32 * KiB) {
-    ASSERT_EQ(os::uncommit(r.base() + off, 16 * KiB, /*protect=*/true), MS_OK);
+    ASSERT_EQ(os::uncommit(r.base() + off, 16 * KiB, os::Uncommitted::kFaults), MS_OK);
   }
   auto maps = mappings_in(r.base(), MiB);
   EXPECT_EQ(maps.size(), 64u);
@@ -125,7 +124,7 @@ TEST(OsMemory, ReserveAtATakenAddressFailsCleanly) {
   os::release(base + 8 * MiB, 8 * MiB);
   char* hole = base + 8 * MiB;
   ASSERT_TRUE(mappings_in(hole, 8 * MiB).empty()) << "the test's hole was taken by someone";
-  size_t total_before = test::mapping_count();
+  size_t total_before = proc_memory::mapping_count();
 
   char* p = reinterpret_cast<char*>(1);
   EXPECT_EQ(os::reserve(8 * MiB, 4 * MiB, reinterpret_cast<uintptr_t>(base + 4 * MiB), &p),
@@ -133,7 +132,7 @@ TEST(OsMemory, ReserveAtATakenAddressFailsCleanly) {
   EXPECT_EQ(p, nullptr);
   EXPECT_EQ(ms_last_error(), MS_ERR_RESERVE_FAILED);
   EXPECT_TRUE(mappings_in(hole, 8 * MiB).empty());
-  EXPECT_EQ(test::mapping_count(), total_before);
+  EXPECT_EQ(proc_memory::mapping_count(), total_before);
   os::release(base, 8 * MiB);
 }
 

@@ -11,7 +11,7 @@
 
 #include "common/units.hpp"
 #include "os/fault_injection.hpp"
-#include "support/process_memory.hpp"
+#include "proc_memory.hpp"
 
 namespace metaspace {
 namespace {
@@ -63,17 +63,17 @@ Rss churn(bool return_at_once) {
   SlabAllocator slabs({.reserve_bytes = 256 * MiB, .return_at_once = return_at_once});
   Rss r{};
   std::vector<void*> v(32 * MiB / kHeaderBytes);  // resident before the first figure
-  r.before = test::rss_bytes();
+  r.before = proc_memory::resident_bytes();
   for (void*& p : v) {
     p = slabs.allocate(kHeaderBytes);
     std::memset(p, 0x5A, kHeaderBytes);
   }
-  r.touched = test::rss_bytes();
+  r.touched = proc_memory::resident_bytes();
   for (void* p : v) slabs.free(p, kHeaderBytes);
-  r.freed = test::rss_bytes();
+  r.freed = proc_memory::resident_bytes();
   EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
   slabs.purge();
-  r.purged = test::rss_bytes();
+  r.purged = proc_memory::resident_bytes();
   EXPECT_LE(slabs.committed_bytes(), 64 * KiB) << "only the free-page stack stays";
   EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
   return r;

@@ -9,11 +9,14 @@
 namespace metaspace {
 namespace {
 
-constexpr NodeGeometry kGeometry{8 * MiB, 4 * MiB, 16 * KiB, false};
+constexpr NodeGeometry kGeometry{.reserve_bytes = 8 * MiB,
+                                 .root_chunk_bytes = 4 * MiB,
+                                 .granule_bytes = 16 * KiB,
+                                 .protect_uncommitted = false};
 
 TEST(VirtualSpaceList, ExpandableListGrowsNodeByNode) {
   CommitLimiter limiter(0);
-  VirtualSpaceList list(kGeometry, limiter, /*expandable=*/true, 0);
+  VirtualSpaceList list(kGeometry, limiter, {.expandable = true});
   EXPECT_TRUE(list.ok());
   EXPECT_TRUE(list.nodes().empty()) << "the first node is reserved lazily";
   for (size_t i = 0; i < 5; i++) {
@@ -32,7 +35,7 @@ TEST(VirtualSpaceList, ExpandableListGrowsNodeByNode) {
 
 TEST(VirtualSpaceList, TotalsSumTheNodesAndSurviveRemoval) {
   CommitLimiter limiter(0);
-  VirtualSpaceList list(kGeometry, limiter, true, 0);
+  VirtualSpaceList list(kGeometry, limiter, {.expandable = true});
   VirtualSpaceNode* n1 = nullptr;
   VirtualSpaceNode* n2 = nullptr;
   list.allocate_root_chunk(&n1);
@@ -60,7 +63,7 @@ TEST(VirtualSpaceList, TotalsSumTheNodesAndSurviveRemoval) {
 
 TEST(VirtualSpaceList, FixedListReportsClassSpaceFull) {
   CommitLimiter limiter(0);
-  VirtualSpaceList list(kGeometry, limiter, /*expandable=*/false, 0);
+  VirtualSpaceList list(kGeometry, limiter, {.expandable = false});
   ASSERT_TRUE(list.ok());
   ASSERT_EQ(list.nodes().size(), 1u) << "the fixed node is reserved at once";
   VirtualSpaceNode* node = nullptr;
@@ -76,17 +79,17 @@ TEST(VirtualSpaceList, FixedListReportsClassSpaceFull) {
 
 TEST(VirtualSpaceList, FixedListAtATakenAddressIsNotOk) {
   CommitLimiter limiter(0);
-  VirtualSpaceList first(kGeometry, limiter, false, 0);
+  VirtualSpaceList first(kGeometry, limiter, {.expandable = false});
   ASSERT_TRUE(first.ok());
   uintptr_t taken = reinterpret_cast<uintptr_t>(first.nodes().front()->base());
-  VirtualSpaceList second(kGeometry, limiter, false, taken);
+  VirtualSpaceList second(kGeometry, limiter, {.expandable = false, .wish = taken});
   EXPECT_FALSE(second.ok());
   EXPECT_EQ(ms_last_error(), MS_ERR_RESERVE_FAILED);
 }
 
 TEST(VirtualSpaceList, ReserveFailureWhileGrowingIsAnError) {
   CommitLimiter limiter(0);
-  VirtualSpaceList list(kGeometry, limiter, true, 0);
+  VirtualSpaceList list(kGeometry, limiter, {.expandable = true});
   test::FaultGuard fault(os::FaultPoint::kReserve, 1);
   VirtualSpaceNode* node = nullptr;
   EXPECT_EQ(list.allocate_root_chunk(&node), nullptr);

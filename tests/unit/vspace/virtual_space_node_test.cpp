@@ -7,7 +7,7 @@
 
 #include "common/units.hpp"
 #include "support/layer_fixtures.hpp"
-#include "support/process_memory.hpp"
+#include "proc_memory.hpp"
 
 namespace metaspace {
 namespace {
@@ -15,7 +15,12 @@ namespace {
 constexpr size_t kRoot = 4 * MiB;
 constexpr size_t kGranule = 16 * KiB;
 
-NodeGeometry geometry(bool protect) { return {16 * MiB, kRoot, kGranule, protect}; }
+NodeGeometry geometry(bool protect) {
+  return {.reserve_bytes = 16 * MiB,
+          .root_chunk_bytes = kRoot,
+          .granule_bytes = kGranule,
+          .protect_uncommitted = protect};
+}
 
 TEST(VirtualSpaceNode, CarvesAlignedRootChunksUntilFull) {
   CommitLimiter limiter(0);
@@ -76,7 +81,7 @@ TEST(VirtualSpaceNode, UncommitReturnsCommittedRuns) {
   EXPECT_EQ(limiter.committed_bytes(), 0u);
   EXPECT_TRUE(node->verify()) << ms_last_error_text();
   // Checked mode: the uncommitted granules are inaccessible again.
-  for (const auto& m : test::mappings_in(base, 8 * kGranule)) EXPECT_EQ(m.perms, "---p");
+  for (const auto& m : proc_memory::mappings_in(base, 8 * kGranule)) EXPECT_EQ(m.perms, "---p");
 }
 
 // Without checked mode, access rights change per root chunk area: the first commit in an area
@@ -95,7 +100,7 @@ TEST(VirtualSpaceNode, DefaultModeOpensEachAreaOnce) {
   EXPECT_EQ(node->committed_bytes(), 4 * kGranule);
   // Two areas opened side by side and uncommitted by madvise: still one mapping.
   ASSERT_EQ(node->uncommit(a0, 2 * kRoot), MS_OK);
-  auto maps = test::mappings_in(a0, 2 * kRoot);
+  auto maps = proc_memory::mappings_in(a0, 2 * kRoot);
   ASSERT_EQ(maps.size(), 1u);
   EXPECT_EQ(maps[0].perms, "rw-p");
   EXPECT_EQ(limiter.committed_bytes(), 0u);
@@ -125,7 +130,7 @@ TEST(VirtualSpaceNode, DestructionReleasesChargeAndMapping) {
   EXPECT_EQ(limiter.committed_bytes(), MiB);
   node.reset();
   EXPECT_EQ(limiter.committed_bytes(), 0u);
-  EXPECT_TRUE(test::mappings_in(base, 16 * MiB).empty());
+  EXPECT_TRUE(proc_memory::mappings_in(base, 16 * MiB).empty());
 }
 
 TEST(VirtualSpaceNode, CreateAtATakenAddressFails) {

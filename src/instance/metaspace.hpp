@@ -57,6 +57,11 @@ class Metaspace {
   // Owner of this object for callbacks (the C handle).
   ms_metaspace_t* handle() { return reinterpret_cast<ms_metaspace_t*>(this); }
 
+  // Dead loader objects are kept (and freed) only after this many later deaths, so that a
+  // runtime using a handle after destroying it gets MS_ERR_DESTROYED rather than touching freed
+  // memory, while the objects of long-dead loaders do not pile up.
+  static constexpr size_t kQuarantine = 1024;
+
  private:
   explicit Metaspace(const ms_settings_t& settings);
   // Calls f(loader) for every live loader, with the registry lock and that loader's lock held.
@@ -66,11 +71,6 @@ class Metaspace {
   void fold_all_loaders();
   // The totals of every space from its counters, under both chunk managers' locks.
   void space_totals(ms_stats_t& t);
-
-  // Dead loader objects are kept (and freed) only after this many later deaths, so that a
-  // runtime using a handle after destroying it gets MS_ERR_DESTROYED rather than touching freed
-  // memory, while the objects of long-dead loaders do not pile up.
-  static constexpr size_t kQuarantine = 1024;
 
   // Loader objects live in the non-class space's bookkeeping (counted, returned when free).
   SlabAllocator& loader_slabs() { return nonclass_->bookkeeping(); }

@@ -12,6 +12,8 @@
 #include <map>
 #include <vector>
 
+#include "arena/fence.hpp"
+#include "instance/metaspace.hpp"
 #include "os/fault_injection.hpp"
 #include "support/accounting.hpp"
 
@@ -25,12 +27,14 @@ namespace metaspace::fuzz {
 
 namespace {
 
-constexpr size_t kFenceBytes = 24;          // checked mode: the fence behind every block
+// The library's own figures: checked mode's fence behind every block, and the number of later
+// deaths after which a dead loader's object may be reused (a dead handle may name a live loader).
+constexpr size_t kFenceBytes = Fence::kBytes;
+constexpr uint64_t kQuarantineSafe = Metaspace::kQuarantine;
 constexpr size_t kMaxOperations = 1500;
 constexpr size_t kMaxLoaders = 48;
 constexpr size_t kMaxBlocksPerLoader = 4096;
 constexpr size_t kMaxFreedRemembered = 64;
-constexpr uint64_t kQuarantineSafe = 1000;  // deaths after which a dead handle may be reused
 
 [[noreturn]] void die(const char* fmt, ...) {
   va_list ap;

@@ -1,17 +1,16 @@
 // FreeBlocks: best fit over bins and tree together, and the byte count of blocks that lie in a
-// foreign range (class-space gaps held by a non-class arena).
+// foreign range (class-space gaps held by a non-class arena). What it shares with BinList and
+// BlockTree is in free_block_structures_test.cpp.
 #include "arena/free_blocks.hpp"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "common/error.hpp"
+#include "unit/arena/free_block_slots.hpp"
 
 namespace metaspace {
 namespace {
-
-#define ASSERT_VERIFIED(x) ASSERT_TRUE((x).verify()) << ms_last_error_text()
 
 struct Memory {
   explicit Memory(size_t words) : words(words) {}

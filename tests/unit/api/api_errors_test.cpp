@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "os/fault_injection.hpp"
+#include "support/gc_callbacks.hpp"
 #include "support/ms_assertions.hpp"
 
 namespace {
+
+using metaspace::test::GcCallbacks;
 
 constexpr size_t KiB = 1024;
 constexpr size_t MiB = 1024 * KiB;
@@ -392,29 +395,16 @@ TEST(ApiLimits, CapReachedThenRoomAgainAfterUnloading) {
   ms_destroy(ms);
 }
 
-struct GcCalls {
-  int count = 0;
-  size_t committed = 0;
-  ms_metaspace_t* ms = nullptr;
-};
-
-void on_gc(ms_metaspace_t* ms, size_t committed, void* user) {
-  auto* calls = static_cast<GcCalls*>(user);
-  calls->count++;
-  calls->committed = committed;
-  calls->ms = ms;
-}
-
 // A fixed threshold (GC policy fields 0): one callback per crossing.
 TEST(ApiLimits, GcThresholdCallbackFiresOnceWhenCrossed) {
-  GcCalls calls;
+  GcCallbacks calls;
   ms_settings_t s;
   ms_settings_init(&s);
   s.gc_min_free_percent = 0;
   s.gc_max_free_percent = 0;
   s.gc_min_expansion_bytes = 0;
   s.gc_threshold_bytes = 1 * MiB;
-  s.gc_callback = on_gc;
+  s.gc_callback = GcCallbacks::record;
   s.gc_callback_user = &calls;
   ms_metaspace_t* ms = ms_create(&s);
   ASSERT_NE(ms, nullptr) << ms_last_error_text();
@@ -425,20 +415,20 @@ TEST(ApiLimits, GcThresholdCallbackFiresOnceWhenCrossed) {
     ASSERT_MS_OK(ms_get_stats(ms, &st));
     // The threshold watches chunk memory (the limiter), not the bookkeeping overhead.
     if (st.total.committed_bytes - st.total.overhead_bytes >= 1 * MiB) break;
-    ASSERT_EQ(calls.count, 0) << "fired below the threshold";
+    ASSERT_EQ(calls.calls, 0) << "fired below the threshold";
   }
-  EXPECT_EQ(calls.count, 1);
-  EXPECT_EQ(calls.ms, ms);
-  EXPECT_GE(calls.committed, 1 * MiB);
+  EXPECT_EQ(calls.calls, 1);
+  EXPECT_EQ(calls.last_ms, ms);
+  EXPECT_GE(calls.last_committed, 1 * MiB);
   ASSERT_MS_OK(ms_verify(ms));
   // Growing further does not fire again.
   for (int i = 0; i < 20000; i++) ASSERT_NE(ms_allocate(l, MS_SPACE_NONCLASS, 128), nullptr);
-  EXPECT_EQ(calls.count, 1);
+  EXPECT_EQ(calls.calls, 1);
   ASSERT_MS_OK(ms_verify(ms));
   // A threshold set below the current level is reported at once.
-  GcCalls again;
-  ms_set_gc_threshold(ms, 512 * KiB, on_gc, &again);
-  EXPECT_EQ(again.count, 1);
+  GcCallbacks again;
+  ms_set_gc_threshold(ms, 512 * KiB, GcCallbacks::record, &again);
+  EXPECT_EQ(again.calls, 1);
   ASSERT_MS_OK(ms_verify(ms));
   ms_destroy(ms);
 }

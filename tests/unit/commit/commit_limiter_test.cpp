@@ -9,24 +9,14 @@
 #include "commit/gc_threshold_policy.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "support/gc_callbacks.hpp"
 #include "support/layer_fixtures.hpp"
 #include "vspace/virtual_space_node.hpp"
 
 namespace metaspace {
 namespace {
 
-struct Events {
-  int calls = 0;
-  size_t last_committed = 0;
-  ms_metaspace_t* last_ms = nullptr;
-};
-
-void record(ms_metaspace_t* ms, size_t committed_bytes, void* user) {
-  auto* e = static_cast<Events*>(user);
-  e->calls++;
-  e->last_committed = committed_bytes;
-  e->last_ms = ms;
-}
+using test::GcCallbacks;
 
 TEST(CommitLimiter, CapRefusesWithoutCharging) {
   CommitLimiter limiter(MiB);
@@ -56,9 +46,9 @@ TEST(CommitLimiter, CapOfZeroMeansUnlimited) {
 
 TEST(CommitLimiter, ThresholdCrossingIsDeliveredOnceAndRearmedBelow) {
   CommitLimiter limiter(0);
-  Events events;
+  GcCallbacks events;
   auto* ms = reinterpret_cast<ms_metaspace_t*>(&events);  // only passed through
-  limiter.set_threshold(MiB, record, &events);
+  limiter.set_threshold(MiB, GcCallbacks::record, &events);
   EXPECT_EQ(limiter.threshold_bytes(), MiB);
 
   ASSERT_TRUE(limiter.try_charge(512 * KiB));
@@ -86,8 +76,8 @@ TEST(CommitLimiter, ThresholdCrossingIsDeliveredOnceAndRearmedBelow) {
 TEST(CommitLimiter, SettingAThresholdBelowTheLevelReportsAtOnce) {
   CommitLimiter limiter(0);
   ASSERT_TRUE(limiter.try_charge(2 * MiB));
-  Events events;
-  limiter.set_threshold(MiB, record, &events);
+  GcCallbacks events;
+  limiter.set_threshold(MiB, GcCallbacks::record, &events);
   limiter.deliver_threshold_event(nullptr);
   EXPECT_EQ(events.calls, 1);
   EXPECT_EQ(events.last_committed, 2 * MiB);
@@ -95,8 +85,8 @@ TEST(CommitLimiter, SettingAThresholdBelowTheLevelReportsAtOnce) {
 
 TEST(CommitLimiter, ThresholdOfZeroNeverReports) {
   CommitLimiter limiter(0);
-  Events events;
-  limiter.set_threshold(0, record, &events);
+  GcCallbacks events;
+  limiter.set_threshold(0, GcCallbacks::record, &events);
   ASSERT_TRUE(limiter.try_charge(GiB));
   limiter.deliver_threshold_event(nullptr);
   EXPECT_EQ(events.calls, 0);
@@ -106,8 +96,8 @@ TEST(CommitLimiter, ThresholdOfZeroNeverReports) {
 // over threshold and cap in one step, and even after the crossing was reported already.
 TEST(CommitLimiter, CapRefusalIsReportedEveryTime) {
   CommitLimiter limiter(4 * MiB);
-  Events events;
-  limiter.set_threshold(3 * MiB, record, &events);
+  GcCallbacks events;
+  limiter.set_threshold(3 * MiB, GcCallbacks::record, &events);
   ASSERT_TRUE(limiter.try_charge(2 * MiB));
   EXPECT_FALSE(limiter.try_charge(2560 * KiB));  // 4.5 MiB: over threshold and cap at once
   EXPECT_TRUE(limiter.deliver_threshold_event(nullptr));
@@ -167,8 +157,8 @@ TEST(GcThresholdPolicy, MovesTheThresholdIntoTheBand) {
 TEST(CommitLimiter, AfterTheCallbackTheThresholdMovesAndRearms) {
   CommitLimiter limiter(0);
   limiter.set_policy({40, 70, 256 * KiB, 4 * KiB});
-  Events events;
-  limiter.set_threshold(MiB, record, &events);
+  GcCallbacks events;
+  limiter.set_threshold(MiB, GcCallbacks::record, &events);
   ASSERT_TRUE(limiter.try_charge(1200 * KiB));
   EXPECT_TRUE(limiter.deliver_threshold_event(nullptr));
   EXPECT_EQ(events.calls, 1);

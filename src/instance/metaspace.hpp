@@ -16,6 +16,7 @@
 #include "context/class_space.hpp"
 #include "context/context.hpp"
 #include "loader/loader_metaspace.hpp"
+#include "loader/micro_pool.hpp"
 
 namespace metaspace {
 
@@ -80,6 +81,8 @@ class Metaspace {
   CommitLimiter limiter_;
   std::unique_ptr<Context> nonclass_;
   std::unique_ptr<ClassSpace> class_space_;
+  std::unique_ptr<MicroPool> micro_pool_;
+  std::unique_ptr<LoaderEnvironment> loader_env_;  // what every loader refers to
 
   mutable std::mutex registry_lock_;
   LoaderMetaspace* live_ = nullptr;  // owned; doubly linked through prev_/next_

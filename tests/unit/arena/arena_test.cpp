@@ -33,7 +33,7 @@ class ArenaTest : public ::testing::Test {
                                bool fast_path = true) {
     return std::make_unique<Arena>(context_.chunks(),
                                    GrowthPolicy(sequence, context_.chunks().geometry()),
-                                   kWordBytes, window, fast_path, nullptr);
+                                   ArenaOptions{.window = window, .fast_path = fast_path});
   }
 
   // What ms_allocate does inline: bump the window if it has room and no free block could hold

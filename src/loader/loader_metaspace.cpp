@@ -173,14 +173,16 @@ void* LoaderMetaspace::allocate_pooled(ms_space_t space, size_t bytes, bool* gra
     case MicroPool::Result::kFailed: return nullptr;
     case MicroPool::Result::kDone: break;
   }
-  SpaceUsage& u = usage(space);
+  // Counted where it lies: a non-class block may sit in the class tail (micro_pool.hpp).
+  ms_space_t lies_in = space_of(p);
+  SpaceUsage& u = usage(lies_in);
   u.begin_update();
   u.used_bytes.fetch_add(n, std::memory_order_relaxed);
   if (fence != 0) u.fence_bytes.fetch_add(fence, std::memory_order_relaxed);
   u.end_update();
   if (fence != 0) {
     arenas_->pooled().fences.install(p, n, n - bytes);
-    arenas_->pooled().fence_bytes[space] += fence;
+    arenas_->pooled().fence_bytes[lies_in] += fence;
   }
   __atomic_fetch_add(&bump[space].allocs, 1, __ATOMIC_RELAXED);
   return p;

@@ -44,6 +44,7 @@ class Metaspace {
   }
   ClassSpace& class_space() { return *class_space_; }
   const ClassSpace& class_space() const { return *class_space_; }
+  MicroPool& micro_pool() { return *micro_pool_; }
 
   LoaderMetaspace* create_loader(ms_loader_kind_t kind, unsigned flags);
   ms_error_t destroy_loader(LoaderMetaspace* loader);

@@ -38,11 +38,7 @@ class LoaderTest : public ::testing::Test {
     ms_ = ms_create(&s);
     ASSERT_NE(ms_, nullptr) << ms_last_error_text();
   }
-  ms_loader_stats_t stats(ms_loader_t* l) {
-    ms_loader_stats_t ls{};
-    EXPECT_EQ(ms_loader_get_stats(l, &ls), MS_OK) << ms_last_error_text();
-    return ls;
-  }
+  static ms_loader_stats_t stats(ms_loader_t* l) { return metaspace::test::loader_stats(l); }
   ms_metaspace_t* ms_ = nullptr;
 };
 

@@ -14,7 +14,9 @@
 #include "arena/fence.hpp"
 #include "instance/metaspace.hpp"
 #include "support/accounting.hpp"
+#include "support/micro_loader_shape.hpp"
 #include "support/ms_assertions.hpp"
+#include "support/policy_settings.hpp"
 #include "support/process_memory.hpp"
 
 namespace metaspace {
@@ -54,11 +56,7 @@ struct MicroPoolTest : ::testing::Test {
     EXPECT_NE(l, nullptr) << ms_last_error_text();
     return l;
   }
-  ms_loader_stats_t stats(ms_loader_t* l) {
-    ms_loader_stats_t ls{};
-    EXPECT_EQ(ms_loader_get_stats(l, &ls), MS_OK) << ms_last_error_text();
-    return ls;
-  }
+  static ms_loader_stats_t stats(ms_loader_t* l) { return test::loader_stats(l); }
   ms_metaspace_t* ms_ = nullptr;
 };
 
@@ -219,11 +217,7 @@ class MicroPoolRandom
 
 TEST_P(MicroPoolRandom, IdentityAfterEveryStep) {
   auto [reclaim, alignment, checked] = GetParam();
-  ms_settings_t s;
-  ms_settings_init(&s);
-  s.reclaim = reclaim;
-  s.class_alignment_bytes = alignment;
-  s.checked = checked ? 1 : 0;
+  ms_settings_t s = test::policy_settings(reclaim, alignment, checked);
   ms_metaspace_t* ms = ms_create(&s);
   ASSERT_NE(ms, nullptr) << ms_last_error_text();
   struct Block {
@@ -299,15 +293,12 @@ INSTANTIATE_TEST_SUITE_P(
 // when they die.
 TEST_F(MicroPoolTest, MicroLoadersRssWhileLiveAndAfterDeath) {
   constexpr size_t kLoaders = 20000;
-  static const size_t kNonClass[20] = {16, 24, 40, 88,  120, 64, 32, 48,  56,  72,
-                                       200, 96, 16, 24, 136, 264, 40, 32, 160, 80};
   std::vector<ms_loader_t*> loaders(kLoaders);
   size_t start = test::rss_bytes();
   for (size_t i = 0; i < kLoaders; i++) {
     loaders[i] = micro();
     ASSERT_NE(loaders[i], nullptr);
-    std::memset(ms_allocate(loaders[i], MS_SPACE_CLASS, 528), 1, 528);
-    for (size_t b : kNonClass) std::memset(ms_allocate(loaders[i], MS_SPACE_NONCLASS, b), 1, b);
+    ASSERT_TRUE(test::fill_micro_loader(loaders[i])) << ms_last_error_text();
   }
   size_t live = test::rss_bytes();
   EXPECT_LE(live - start, kLoaders * 2700) << (live - start) / kLoaders << " bytes per loader";

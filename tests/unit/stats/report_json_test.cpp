@@ -14,6 +14,7 @@
 #include <string>
 #include <tuple>
 
+#include "support/policy_settings.hpp"
 #include "unit/stats/random_workload.hpp"
 
 namespace metaspace::test {
@@ -145,11 +146,7 @@ class ReportAddsUp : public ::testing::TestWithParam<Param> {};
 
 TEST_P(ReportAddsUp, AfterRandomWorkload) {
   auto [reclaim, alignment, checked] = GetParam();
-  ms_settings_t s;
-  ms_settings_init(&s);
-  s.reclaim = reclaim;
-  s.class_alignment_bytes = alignment;
-  s.checked = checked ? 1 : 0;
+  ms_settings_t s = test::policy_settings(reclaim, alignment, checked);
   s.class_space_bytes = 256 << 20;
   ms_metaspace_t* ms = ms_create(&s);
   ASSERT_NE(ms, nullptr) << ms_last_error_text();

@@ -95,7 +95,8 @@ int micro(size_t n, bool metaspace) {
   }
   double live = static_cast<double>(n * live_per_loader());
   long all_live = rss_bytes() - start;
-  double fp_all_live = metaspace ? footprint(ms) / live : all_live / live;
+  size_t overhead_all_live = 0;
+  double fp_all_live = metaspace ? footprint(ms, &overhead_all_live) / live : all_live / live;
   size_t dead = n * 4 / 5;
   for (size_t i = 0; i < dead; i++) {
     size_t j = order[i];
@@ -113,10 +114,12 @@ int micro(size_t n, bool metaspace) {
   std::printf("{\"mode\": \"micro\", \"allocator\": \"%s\", \"loaders\": %zu, "
               "\"live_per_loader\": %zu, \"rss_per_loader\": %.0f, "
               "\"rss_over_live\": %.3f, \"footprint_over_live\": %.3f, "
+              "\"overhead_over_live\": %.3f, "
               "\"rss_over_live_after_4of5\": %.3f, \"footprint_over_live_after_4of5\": %.3f, "
               "\"overhead_over_live_after_4of5\": %.3f}\n",
               metaspace ? "metaspace" : METASPACE_BENCH_MALLOC, n, live_per_loader(),
               static_cast<double>(all_live) / static_cast<double>(n), all_live / live, fp_all_live,
+              overhead_all_live / live,
               after / survivors, fp_after, overhead / survivors);
   if (metaspace) ms_destroy(ms);
   return 0;

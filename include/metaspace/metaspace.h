@@ -235,7 +235,7 @@ typedef struct ms_loader_stats {
   uint64_t allocations;
   size_t used_bytes[2];
   size_t committed_bytes[2];
-  size_t capacity_bytes[2];       /* sum of the chunks' sizes */
+  size_t capacity_bytes[2];       /* sum of the chunks' sizes (+ a micro loader's bytes in shared chunks) */
   size_t free_blocks_bytes[2];
   size_t free_blocks_count[2];
   size_t chunks[2];

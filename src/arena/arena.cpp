@@ -13,18 +13,18 @@ namespace metaspace {
 
 static_assert(SpaceUsage::kOrigins == kBlockOrigins, "space counters need every block origin");
 
-Arena::Arena(ChunkManager& chunks, GrowthPolicy policy, size_t alignment, ms__bump* window,
-             bool fast_path, Arena* wastage, bool checked)
-    : chunks_manager_(chunks),
+Arena::Arena(ChunkManager& manager, GrowthPolicy policy, const ArenaOptions& options)
+    : manager_(manager),
       policy_(std::move(policy)),
-      alignment_(alignment),
-      window_(window),
-      fast_path_(fast_path && !checked && alignment <= kWordBytes),
-      wastage_(wastage),
-      checked_(checked) {
+      alignment_(options.alignment),
+      window_(options.window),
+      fast_path_(options.fast_path && !options.checked && options.alignment <= kWordBytes),
+      wastage_(options.wastage),
+      checked_(options.checked) {
+  MS_ASSERT(window_ != nullptr, "an arena needs a bump window");
   if (wastage_ != nullptr) {
     wastage_->donor_ = this;
-    wastage_->donor_usage_ = &chunks_manager_.usage();
+    wastage_->donor_usage_ = &manager_.usage();
   }
   __atomic_store_n(&window_->top, nullptr, __ATOMIC_RELAXED);
   __atomic_store_n(&window_->end, nullptr, __ATOMIC_RELAXED);
@@ -40,13 +40,13 @@ Arena::~Arena() {
   if (wastage_ != nullptr && wastage_->donor_ == this) wastage_->donor_ = nullptr;
   // The arena's chunks are in use by construction; a refusal would mean corrupted lists, which
   // return_chunks leaves untouched and verify() reports. A destructor has no caller to tell.
-  (void)chunks_manager_.return_chunks(chunks_);
-  chunks_manager_.bookkeeping().destroy(free_blocks_);
+  (void)manager_.return_chunks(chunks_);
+  manager_.bookkeeping().destroy(free_blocks_);
 }
 
 bool Arena::ensure_free_blocks() {
   if (free_blocks_ != nullptr) return true;
-  free_blocks_ = chunks_manager_.bookkeeping().create<FreeBlocks>();
+  free_blocks_ = manager_.bookkeeping().create<FreeBlocks>();
   if (free_blocks_ == nullptr) return false;
   free_blocks_->set_foreign_range(foreign_lo_, foreign_hi_);
   return true;
@@ -101,21 +101,21 @@ Arena::Contribution Arena::contribution() const {
   Contribution c;
   c.consumed = retired_consumed_ + (chunks_ != nullptr ? static_cast<size_t>(top() - chunks_->base) : 0);
   if (free_blocks_ != nullptr) {
-    for (int o = 0; o < kBlockOrigins; o++) {
-      for (int f = 0; f < 2; f++) {
-        c.free_bytes[o][f] = free_blocks_->bytes_of(static_cast<BlockOrigin>(o), f == 1);
+    for (int w = 0; w < 2; w++) {
+      for (int o = 0; o < kBlockOrigins; o++) {
+        c.free_bytes[w][o] = free_blocks_->bytes_of(static_cast<BlockOrigin>(o), w == 1);
       }
     }
     c.free_count = free_blocks_->count();
   }
   c.fence_bytes[1] = foreign_fence_count_ * Fence::kBytes;
-  c.fence_bytes[0] = fence_count_ * Fence::kBytes - c.fence_bytes[1];
+  c.fence_bytes[0] = fences_.count * Fence::kBytes - c.fence_bytes[1];
   return c;
 }
 
 SpaceUsage& Arena::foreign_usage() const {
   // Only an arena that receives a donor's gaps holds blocks in the other space.
-  return donor_usage_ != nullptr ? *donor_usage_ : chunks_manager_.usage();
+  return donor_usage_ != nullptr ? *donor_usage_ : manager_.usage();
 }
 
 bool Arena::Contribution::operator==(const Contribution& o) const {
@@ -124,26 +124,23 @@ bool Arena::Contribution::operator==(const Contribution& o) const {
 
 void Arena::apply(const Contribution& now) {
   if (now == folded_) return;  // the common case of a statistics visit: no atomics at all
-  SpaceUsage& own = chunks_manager_.usage();
+  SpaceUsage& own = manager_.usage();
   SpaceUsage& foreign = foreign_usage();
   own.begin_update();
   if (&foreign != &own) foreign.begin_update();
   const Contribution& was = folded_;
   // used = consumed - free blocks - fences, per space where the bytes lie, as one add each.
-  size_t own_used_was = was.consumed - was.free_bytes[0][0] - was.free_bytes[1][0] -
-                        was.free_bytes[2][0] - was.fence_bytes[0];
-  size_t own_used_now = now.consumed - now.free_bytes[0][0] - now.free_bytes[1][0] -
-                        now.free_bytes[2][0] - now.fence_bytes[0];
-  size_t foreign_was = was.free_bytes[0][1] + was.free_bytes[1][1] + was.free_bytes[2][1] +
-                       was.fence_bytes[1];
-  size_t foreign_now = now.free_bytes[0][1] + now.free_bytes[1][1] + now.free_bytes[2][1] +
-                       now.fence_bytes[1];
+  constexpr BlockWhere kOwn = BlockWhere::kOwnSpace, kOther = BlockWhere::kOtherSpace;
+  size_t own_used_was = was.consumed - was.free_bytes_lying(kOwn) - was.fence_bytes[0];
+  size_t own_used_now = now.consumed - now.free_bytes_lying(kOwn) - now.fence_bytes[0];
+  size_t foreign_was = was.free_bytes_lying(kOther) + was.fence_bytes[1];
+  size_t foreign_now = now.free_bytes_lying(kOther) + now.fence_bytes[1];
   own.add(own.used_bytes, own_used_was, own_used_now);
   // Blocks in the other space were counted as used there by the donor when it bumped them.
   foreign.add(foreign.used_bytes, foreign_now, foreign_was);
   for (int o = 0; o < kBlockOrigins; o++) {
-    own.add(own.free_block_bytes[o], was.free_bytes[o][0], now.free_bytes[o][0]);
-    foreign.add(foreign.free_block_bytes[o], was.free_bytes[o][1], now.free_bytes[o][1]);
+    own.add(own.free_block_bytes[o], was.free_bytes[0][o], now.free_bytes[0][o]);
+    foreign.add(foreign.free_block_bytes[o], was.free_bytes[1][o], now.free_bytes[1][o]);
   }
   own.add(own.fence_bytes, was.fence_bytes[0], now.fence_bytes[0]);
   foreign.add(foreign.fence_bytes, was.fence_bytes[1], now.fence_bytes[1]);
@@ -175,7 +172,7 @@ void Arena::fold_if_due() {
 
 bool Arena::same_foreign(const Contribution& a, const Contribution& b) {
   for (int o = 0; o < kBlockOrigins; o++) {
-    if (a.free_bytes[o][1] != b.free_bytes[o][1]) return false;
+    if (a.free_bytes[1][o] != b.free_bytes[1][o]) return false;
   }
   return a.fence_bytes[1] == b.fence_bytes[1];
 }
@@ -185,7 +182,7 @@ size_t Arena::distance(const Contribution& a, const Contribution& b) {
   size_t n = d(a.consumed, b.consumed) + d(a.fence_bytes[0], b.fence_bytes[0]) +
              d(a.fence_bytes[1], b.fence_bytes[1]);
   for (int o = 0; o < kBlockOrigins; o++) {
-    n += d(a.free_bytes[o][0], b.free_bytes[o][0]) + d(a.free_bytes[o][1], b.free_bytes[o][1]);
+    n += d(a.free_bytes[0][o], b.free_bytes[0][o]) + d(a.free_bytes[1][o], b.free_bytes[1][o]);
   }
   return n;
 }
@@ -230,7 +227,7 @@ void* Arena::allocate_from_chunks(size_t bytes) {
     // small, and a request that does not fit a doubled chunk gets a chunk of its own.
     bool enlarged = c != nullptr && c->level - 1 >= next_level &&
                     static_cast<size_t>(top_ - c->base) + need <= 2 * c->bytes &&
-                    chunks_manager_.attempt_enlarge(c);
+                    manager_.attempt_enlarge(c);
     if (!enlarged && !new_chunk(need)) return nullptr;
     if (bump_current(need, &p) != Bump::kDone) return nullptr;
   }
@@ -243,7 +240,7 @@ Arena::Bump Arena::bump_current(size_t bytes, char** out) {
   if (c == nullptr || bytes > static_cast<size_t>(c->end() - top_)) return Bump::kNoRoom;
   if (bytes > static_cast<size_t>(end_ - top_)) {
     ms_error_t err =
-        chunks_manager_.ensure_committed(c, static_cast<size_t>(top_ - c->base) + bytes);
+        manager_.ensure_committed(c, static_cast<size_t>(top_ - c->base) + bytes);
     end_ = c->base + c->committed_bytes;
     if (err != MS_OK) return Bump::kFailed;
   }
@@ -253,7 +250,7 @@ Arena::Bump Arena::bump_current(size_t bytes, char** out) {
 }
 
 bool Arena::new_chunk(size_t bytes) {
-  const ChunkGeometry& geometry = chunks_manager_.geometry();
+  const ChunkGeometry& geometry = manager_.geometry();
   int fit = geometry.level_fitting(bytes);
   int preferred = std::min(policy_.level_at(chunk_count_), fit);
   // The retired chunk's committed tail becomes a free block: room to file it first.
@@ -261,7 +258,7 @@ bool Arena::new_chunk(size_t bytes) {
       !wastage_target().ensure_free_blocks()) {
     return false;
   }
-  Chunk* c = chunks_manager_.get_chunk(preferred, fit, bytes);
+  Chunk* c = manager_.get_chunk(preferred, fit, bytes);
   if (c == nullptr) return false;
   if (chunks_ != nullptr) {
     salvage(chunks_, top_);
@@ -285,13 +282,7 @@ void Arena::salvage(Chunk* c, char* top) {
 }
 
 void Arena::install_fence(char* block, size_t bytes, size_t slack) {
-  Fence* f = reinterpret_cast<Fence*>(block + bytes);
-  f->canary = f->live_canary();
-  f->size_and_slack = bytes | slack;
-  std::memset(block + bytes - slack, Fence::kSlack, slack);
-  f->prev = fences_;
-  fences_ = f;
-  fence_count_++;
+  Fence* f = fences_.install(block, bytes, slack);
   if (foreign(f)) foreign_fence_count_++;
 }
 
@@ -310,58 +301,16 @@ ms_error_t Arena::deallocate_parked(void* p, size_t bytes) {
       return fail(MS_ERR_NOT_OWNED, "block %p (%zu bytes) and its fence are not in this arena",
                   p, bytes);
     }
-    Fence* f = reinterpret_cast<Fence*>(static_cast<char*>(p) + n);
-    if (f->freed()) return fail(MS_ERR_DOUBLE_FREE, "block %p (%zu bytes) freed twice", p, bytes);
-    if (!f->live() || f->block_bytes() != n) {
-      return fail(MS_ERR_OVERWRITE,
-                  "arena %p: block %p (%zu bytes) overrun or freed with a wrong size: fence at "
-                  "%p expected canary %#llx and size %zu, found %#llx and %zu",
-                  (void*)this, p, n, (void*)f, (unsigned long long)f->live_canary(), n,
-                  (unsigned long long)f->canary, static_cast<size_t>(f->block_bytes()));
-    }
-    if (!f->slack_intact()) {
-      return fail(MS_ERR_OVERWRITE, "arena %p: block %p (%zu bytes) overrun into its %zu bytes "
-                  "of rounding slack", (void*)this, p, n - f->slack_bytes(), f->slack_bytes());
-    }
+    if (ms_error_t e = FenceList::check_free(this, p, n); e != MS_OK) return e;
   }
   if (!ensure_free_blocks()) return MS_ERR_OUT_OF_MEMORY;
-  if (checked_) {
-    Fence* f = reinterpret_cast<Fence*>(static_cast<char*>(p) + n);
-    f->canary = f->freed_canary();
-    std::memset(p, Fence::kZapFreed, n);
-  }
+  if (checked_) FenceList::mark_freed(p, n);
   free_blocks_->add(p, n);
   return MS_OK;
 }
 
 ms_error_t Arena::check_fences() const {
-  size_t n = 0;
-  for (const Fence* f = fences_; f != nullptr; f = f->prev) {
-    // Follow a link only into memory this arena handed out, and never more links than fences
-    // were installed: a smashed link must be reported, not chased or looped over.
-    if (n >= fence_count_ || !is_aligned(f, kWordBytes) || !handed_out(f, Fence::kBytes)) {
-      return fail(MS_ERR_OVERWRITE, "arena %p: fence list broken, link to %p after %zu fences",
-                  (const void*)this, (const void*)f, n);
-    }
-    if (!f->live() && !f->freed()) {
-      return fail(MS_ERR_OVERWRITE,
-                  "arena %p: block %p (%zu bytes) overrun: fence at %p expected canary %#llx, "
-                  "found %#llx", (const void*)this, (void*)f->block(),
-                  static_cast<size_t>(f->block_bytes()), (const void*)f,
-                  (unsigned long long)f->live_canary(), (unsigned long long)f->canary);
-    }
-    if (f->live() && !f->slack_intact()) {
-      return fail(MS_ERR_OVERWRITE, "arena %p: block %p (%zu bytes) overrun into its %zu bytes "
-                  "of rounding slack", (const void*)this, (void*)f->block(),
-                  static_cast<size_t>(f->block_bytes()) - f->slack_bytes(), f->slack_bytes());
-    }
-    n++;
-  }
-  if (n != fence_count_) {
-    return fail(MS_ERR_OVERWRITE, "arena %p: %zu fences linked, %zu installed",
-                (const void*)this, n, fence_count_);
-  }
-  return MS_OK;
+  return fences_.check(this, [this](const void* p, size_t bytes) { return handed_out(p, bytes); });
 }
 
 void Arena::zap() {
@@ -374,7 +323,7 @@ void Arena::zap() {
 bool Arena::owns(const void* p, size_t bytes) const {
   // O(1) whatever the chunk's age (a walk of the chunk list cost 6.5 µs at 4 006 chunks): the
   // chunk that holds p, which is ours only if it says so. Its fields are then ours to read.
-  const Chunk* c = chunks_manager_.chunk_containing(p);
+  const Chunk* c = manager_.chunk_containing(p);
   if (c == nullptr || !c->owner_is(this)) return false;
   const char* start = static_cast<const char*>(p);
   const char* used_end = c == chunks_ ? top() : c->base + c->used_bytes;
@@ -399,22 +348,23 @@ bool Arena::handed_out(const void* p, size_t bytes) const {
 
 ArenaStats Arena::stats_locked() const {
   ArenaStats s;
-  s.fence_bytes = fence_count_ * Fence::kBytes;
+  s.fence_bytes = fences_.count * Fence::kBytes;
   s.foreign_fence_bytes = foreign_fence_count_ * Fence::kBytes;
   if (free_blocks_ != nullptr) {
     s.free_blocks_bytes = free_blocks_->bytes();
     s.free_blocks_count = free_blocks_->count();
     s.foreign_free_bytes = free_blocks_->foreign_bytes();
-    for (int o = 0; o < kBlockOrigins; o++) {
-      for (int f = 0; f < 2; f++) {
-        s.free_bytes_by_origin[o][f] = free_blocks_->bytes_of(static_cast<BlockOrigin>(o), f == 1);
+    for (int w = 0; w < 2; w++) {
+      for (int o = 0; o < kBlockOrigins; o++) {
+        s.free_bytes_by_where_origin[w][o] =
+            free_blocks_->bytes_of(static_cast<BlockOrigin>(o), w == 1);
       }
     }
   }
   for (const Chunk* c = chunks_; c != nullptr; c = c->next) {
     s.chunks++;
     s.capacity_bytes += c->bytes;
-    s.committed_bytes += chunks_manager_.mask_committed_bytes(c);
+    s.committed_bytes += manager_.mask_committed_bytes(c);
     s.consumed_bytes += c == chunks_ ? static_cast<size_t>(top() - c->base) : c->used_bytes;
     s.chunks_by_level[c->level]++;
   }

@@ -28,6 +28,9 @@
 
 namespace metaspace {
 
+// Where a free block lies, seen from the arena that holds it.
+enum class BlockWhere : int { kOwnSpace = 0, kOtherSpace = 1 };
+
 struct ArenaStats {
   size_t chunks = 0;
   size_t capacity_bytes = 0;       // sum of chunk sizes
@@ -38,19 +41,33 @@ struct ArenaStats {
   size_t fence_bytes = 0;          // checked mode: fences behind blocks (live and freed)
   size_t foreign_free_bytes = 0;   // free blocks that lie in the other space
   size_t foreign_fence_bytes = 0;  // fences (of blocks taken from wastage) in the other space
-  // Free block bytes by origin (BlockOrigin) and by whether they lie in the other space.
-  size_t free_bytes_by_origin[kBlockOrigins][2] = {};
   size_t chunks_by_level[kMaxLevels] = {};
+
+  // Free block bytes by where they lie (the arena's own space or the other one) and by origin.
+  size_t free_bytes(BlockWhere where, BlockOrigin origin) const {
+    return free_bytes_by_where_origin[static_cast<int>(where)][static_cast<int>(origin)];
+  }
+  size_t free_bytes_by_where_origin[2][kBlockOrigins] = {};  // [BlockWhere][BlockOrigin]
+};
+
+// What an arena is made with. `alignment`: block alignment, a power of 2 from 8 to 1 KiB.
+// `window`: the fast-path state (the loader's public bump window). `fast_path`: the window may be
+// opened (also needs alignment 8 and no checking). `wastage`: where alignment gaps and salvaged
+// tails go that this arena cannot use itself (class arenas hand them to their loader's non-class
+// arena); null keeps them here. `checked`: fences, zapping and double-free detection (see
+// fence.hpp); no fast path.
+struct ArenaOptions {
+  size_t alignment = kWordBytes;
+  ms__bump* window = nullptr;
+  bool fast_path = false;
+  class Arena* wastage = nullptr;
+  bool checked = false;
 };
 
 class Arena {
  public:
-  // `alignment`: block alignment, a power of 2 from 8 to 1 KiB. `wastage`: where alignment gaps
-  // and salvaged tails go that this arena cannot use itself (class arenas hand them to their
-  // loader's non-class arena); null keeps them here. `window` is the fast-path state.
-  // `checked`: fences, zapping and double-free detection (see fence.hpp); no fast path.
-  Arena(ChunkManager& chunks, GrowthPolicy policy, size_t alignment, ms__bump* window,
-        bool fast_path, Arena* wastage, bool checked = false);
+  // `options.window` must be set.
+  Arena(ChunkManager& manager, GrowthPolicy policy, const ArenaOptions& options);
   // Returns every chunk to the chunk manager at once.
   ~Arena();
   Arena(const Arena&) = delete;
@@ -71,6 +88,11 @@ class Arena {
   // True if [p, p + bytes) lies within the part of one of this arena's chunks handed out so far.
   bool owns(const void* p, size_t bytes) const;
   size_t alignment() const { return alignment_; }
+  // The largest request an arena of a space with root chunks of `root_bytes` can serve: block
+  // and (checked mode) fence share one chunk.
+  static size_t largest_request(size_t root_bytes, bool checked) {
+    return checked ? root_bytes - Fence::kBytes : root_bytes;
+  }
   // Free blocks inside [lo, hi) are counted apart (class space gaps given to a non-class arena).
   void set_foreign_range(const char* lo, const char* hi) {
     foreign_lo_ = lo;
@@ -105,8 +127,13 @@ class Arena {
   // This arena's contribution to the space counters.
   struct Contribution {
     size_t consumed = 0;  // bumped off this arena's chunks (all in its own space)
-    size_t free_bytes[kBlockOrigins][2] = {};  // [origin][lies in the other space]
-    size_t fence_bytes[2] = {};
+    size_t free_bytes[2][kBlockOrigins] = {};  // [BlockWhere][BlockOrigin]
+    size_t fence_bytes[2] = {};                // [BlockWhere]
+    size_t free_bytes_lying(BlockWhere where) const {
+      size_t n = 0;
+      for (size_t b : free_bytes[static_cast<int>(where)]) n += b;
+      return n;
+    }
     size_t free_count = 0;
     bool operator==(const Contribution& o) const;  // all fields are size_t: no padding
   };
@@ -120,7 +147,7 @@ class Arena {
   // The counters of the space foreign blocks lie in: the donor's (class) space.
   SpaceUsage& foreign_usage() const;
 
-  ChunkManager& chunks_manager_;
+  ChunkManager& manager_;  // of this arena's space; `chunks_` are the chunks it holds
   const GrowthPolicy policy_;
   const size_t alignment_;
   ms__bump* const window_;
@@ -148,8 +175,7 @@ class Arena {
     return free_blocks_ == nullptr ? 0 : free_blocks_->largest_bytes();
   }
   uint64_t slow_allocations_ = 0;
-  Fence* fences_ = nullptr;  // newest first
-  size_t fence_count_ = 0;
+  FenceList fences_;
   size_t foreign_fence_count_ = 0;
   // The arena whose alignment gaps and tails this one receives (set by that arena): blocks this
   // arena hands out may lie in the donor's chunks, so checked-mode ownership looks there too.

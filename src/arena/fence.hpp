@@ -13,8 +13,13 @@
 // destroyed loaders are zapped before they go back, so stale readers see a pattern, not data.
 #pragma once
 
+#include <metaspace/metaspace.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+
+#include "common/error.hpp"
 
 namespace metaspace {
 
@@ -53,5 +58,80 @@ struct Fence {
 };
 
 static_assert(sizeof(Fence) == Fence::kBytes, "fence layout");
+
+// The fences of one owner (an arena, or a micro loader's pooled blocks), newest first.
+// `owner` only names it in error messages.
+struct FenceList {
+  Fence* newest = nullptr;
+  size_t count = 0;
+
+  // Writes a live fence behind [block, block + bytes), whose last `slack` bytes lie past the
+  // request, and links it.
+  Fence* install(char* block, size_t bytes, size_t slack) {
+    Fence* f = reinterpret_cast<Fence*>(block + bytes);
+    f->canary = f->live_canary();
+    f->size_and_slack = bytes | slack;
+    std::memset(block + bytes - slack, Fence::kSlack, slack);
+    f->prev = newest;
+    newest = f;
+    count++;
+    return f;
+  }
+
+  // Before block [p, p + n) is freed: its fence must be live, of this size, its slack intact.
+  static ms_error_t check_free(const void* owner, void* p, size_t n) {
+    Fence* f = reinterpret_cast<Fence*>(static_cast<char*>(p) + n);
+    if (f->freed()) return fail(MS_ERR_DOUBLE_FREE, "block %p (%zu bytes) freed twice", p, n);
+    if (!f->live() || f->block_bytes() != n) {
+      return fail(MS_ERR_OVERWRITE,
+                  "%p: block %p (%zu bytes) overrun or freed with a wrong size: fence at "
+                  "%p expected canary %#llx and size %zu, found %#llx and %zu",
+                  owner, p, n, (void*)f, (unsigned long long)f->live_canary(), n,
+                  (unsigned long long)f->canary, static_cast<size_t>(f->block_bytes()));
+    }
+    if (!f->slack_intact()) {
+      return fail(MS_ERR_OVERWRITE, "%p: block %p (%zu bytes) overrun into its %zu bytes "
+                  "of rounding slack", owner, p, n - f->slack_bytes(), f->slack_bytes());
+    }
+    return MS_OK;
+  }
+
+  // Marks the (checked) block freed and zaps it.
+  static void mark_freed(void* p, size_t n) {
+    Fence* f = reinterpret_cast<Fence*>(static_cast<char*>(p) + n);
+    f->canary = f->freed_canary();
+    std::memset(p, Fence::kZapFreed, n);
+  }
+
+  // All fences intact? Follows a link only into memory `handed_out(p, bytes)` accepts and never
+  // more links than fences were installed: a smashed link is reported, not chased.
+  template <typename HandedOut>
+  ms_error_t check(const void* owner, HandedOut handed_out) const {
+    size_t n = 0;
+    for (const Fence* f = newest; f != nullptr; f = f->prev) {
+      if (n >= count || reinterpret_cast<uintptr_t>(f) % 8 != 0 || !handed_out(f, Fence::kBytes)) {
+        return fail(MS_ERR_OVERWRITE, "%p: fence list broken, link to %p after %zu fences", owner,
+                    (const void*)f, n);
+      }
+      if (!f->live() && !f->freed()) {
+        return fail(MS_ERR_OVERWRITE,
+                    "%p: block %p (%zu bytes) overrun: fence at %p expected canary %#llx, "
+                    "found %#llx", owner, (void*)f->block(), static_cast<size_t>(f->block_bytes()),
+                    (const void*)f, (unsigned long long)f->live_canary(),
+                    (unsigned long long)f->canary);
+      }
+      if (f->live() && !f->slack_intact()) {
+        return fail(MS_ERR_OVERWRITE, "%p: block %p (%zu bytes) overrun into its %zu bytes of "
+                    "rounding slack", owner, (void*)f->block(),
+                    static_cast<size_t>(f->block_bytes()) - f->slack_bytes(), f->slack_bytes());
+      }
+      n++;
+    }
+    if (n != count) {
+      return fail(MS_ERR_OVERWRITE, "%p: %zu fences linked, %zu installed", owner, n, count);
+    }
+    return MS_OK;
+  }
+};
 
 }  // namespace metaspace

@@ -6,7 +6,9 @@
 // pinned by neighbours' live chunks in shared granules (docs/hotspot-measured.md, the replay
 // model's "chunks keep doubling" design). Commit on demand means the untouched tail of a big
 // chunk costs nothing.
-// Micro loaders never grow and stay below a granule: they must not pay for a private granule.
+// Micro loaders take their blocks from the micro pool (src/loader/micro_pool.hpp); these sizes
+// apply only once one graduates. They never grow and stay below a granule: they must not pay for a
+// private granule.
 // Their non-class chunks are 1 KiB, not 2 KiB: a hidden class has 960–2 560 non-class bytes,
 // and smaller chunks leave less unused (lab `micro`: 3 366 vs 3 716 committed bytes per loader).
 #pragma once

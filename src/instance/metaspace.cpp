@@ -41,6 +41,15 @@ Metaspace::Metaspace(const ms_settings_t& settings)
   nonclass_ = std::make_unique<Context>(MS_SPACE_NONCLASS, nonclass, limiter_, policy, 0);
   limiter_.set_threshold(settings.gc_threshold_bytes, settings.gc_callback,
                          settings.gc_callback_user);
+  // Shared chunks of one granule: a shared chunk's death is its granule's return.
+  size_t shared_chunk = settings.commit_granule_bytes > 4 * KiB ? settings.commit_granule_bytes
+                                                                : 4 * KiB;
+  micro_pool_ = std::make_unique<MicroPool>(
+      nonclass_->chunks(), class_space_->context().chunks(),
+      MicroPool::Options{.chunk_bytes = shared_chunk,
+                         .class_alignment = settings.class_alignment_bytes});
+  loader_env_ = std::make_unique<LoaderEnvironment>(LoaderEnvironment{
+      *nonclass_, *class_space_, limiter_, *micro_pool_, handle(), protect});
 }
 
 void Metaspace::free_loader_object(LoaderMetaspace* l) { loader_slabs().destroy(l); }
@@ -55,6 +64,7 @@ Metaspace::~Metaspace() {
   }
   for (LoaderMetaspace* l : dead_) free_loader_object(l);
   dead_.clear();
+  micro_pool_.reset();  // returns its current chunks
   class_space_.reset();
   nonclass_.reset();
 }
@@ -69,9 +79,12 @@ LoaderMetaspace* Metaspace::create_loader(ms_loader_kind_t kind, unsigned flags)
     return nullptr;
   }
   std::lock_guard<std::mutex> guard(registry_lock_);
-  auto* l = loader_slabs().create<LoaderMetaspace>(*nonclass_, *class_space_, limiter_, handle());
+  auto* l = loader_slabs().create<LoaderMetaspace>(*loader_env_);
   if (l == nullptr) return nullptr;  // MS_ERR_OUT_OF_MEMORY recorded
-  l->open(kind, flags, settings_.checked != 0);
+  if (!l->open(kind, flags)) {
+    free_loader_object(l);
+    return nullptr;  // MS_ERR_OUT_OF_MEMORY recorded
+  }
   l->prev_ = nullptr;
   l->next_ = live_;
   if (live_ != nullptr) live_->prev_ = l;
@@ -99,6 +112,7 @@ ms_error_t Metaspace::destroy_loader(LoaderMetaspace* l) {
 }
 
 void Metaspace::purge() {
+  micro_pool_->trim();  // a current shared chunk nobody holds any more
   nonclass_->chunks().purge();
   class_space_->context().chunks().purge();
   // After the chunk managers: removing nodes and merging chunks frees bookkeeping.
@@ -155,7 +169,7 @@ template <typename F>
 void Metaspace::visit_loaders(F f) {
   std::lock_guard<std::mutex> registry(registry_lock_);
   for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) {
-    std::lock_guard<std::mutex> guard(l->lock());
+    std::lock_guard<LoaderLock> guard(l->lock());
     f(*l);
   }
 }
@@ -167,7 +181,7 @@ void Metaspace::visit_loaders(F f) {
 void Metaspace::fold_all_loaders() {
   std::lock_guard<std::mutex> registry(registry_lock_);
   for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) {
-    std::unique_lock<std::mutex> guard(l->lock(), std::try_to_lock);
+    std::unique_lock<LoaderLock> guard(l->lock(), std::try_to_lock);
     if (guard.owns_lock()) l->fold_usage_locked();
   }
 }
@@ -282,7 +296,7 @@ ms_error_t Metaspace::verify() {
       std::lock_guard<std::mutex> registry(registry_lock_);
       size_t n = 0;
       for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) {
-        std::lock_guard<std::mutex> guard(l->lock());
+        std::lock_guard<LoaderLock> guard(l->lock());
         MS_VERIFY(l->alive(), "dead loader %p in the live list", (void*)l);
         if (!l->verify_locked()) return false;
         l->fold_usage_locked();
@@ -290,20 +304,32 @@ ms_error_t Metaspace::verify() {
       }
       MS_VERIFY(n == live_count_, "%zu live loaders listed, counter says %zu", n, live_count_);
     }
-    if (!limiter_.verify() || !nonclass_->verify() || !class_space_->verify()) return false;
+    if (!limiter_.verify() || !nonclass_->verify() || !class_space_->verify() ||
+        !micro_pool_->verify()) {
+      return false;
+    }
     uint64_t va[2], vb[2];
     bool quiet = versions(va);
     Snapshot snap = snapshot();
     visit_loaders([](LoaderMetaspace& l) { l.fold_usage_locked(); });
     quiet = quiet && versions(vb) && va[0] == vb[0] && va[1] == vb[1];
     size_t used[2] = {}, free_blocks[2] = {}, fences[2] = {}, free_in_chunks[2] = {};
+    size_t pooled[2] = {};
     for (const LoaderStats& ls : snap.loaders) {
       for (int s = 0; s < 2; s++) {
         used[s] += ls.used_bytes[s];
         free_blocks[s] += ls.free_blocks_bytes[s];
         fences[s] += ls.fence_bytes[s];
         free_in_chunks[s] += ls.arena[s].committed_bytes - ls.arena[s].consumed_bytes;
+        pooled[s] += ls.pooled_bytes[s];
       }
+    }
+    size_t pool_live[2] = {}, pool_free[2] = {};
+    for (ms_space_t s : {MS_SPACE_NONCLASS, MS_SPACE_CLASS}) {
+      pool_live[s] = micro_pool_->live_bytes(s);
+      // The shared chunks' committed bytes no live loader holds.
+      pool_free[s] = micro_pool_->free_in_chunks_bytes(s);
+      free_in_chunks[s] += pool_free[s];
     }
     for (int s = 0; s < 2; s++) {
       const ms_space_stats_t& sp = snap.totals.space[s];
@@ -318,6 +344,8 @@ ms_error_t Metaspace::verify() {
                 sp.free_blocks_bytes, sp.deallocated_bytes, sp.salvaged_bytes,
                 sp.alignment_gap_bytes);
       if (!quiet) continue;
+      MS_VERIFY(pooled[s] == pool_live[s], "space %d: loaders hold %zu pooled bytes, the micro "
+                "pool counts %zu", s, pooled[s], pool_live[s]);
       MS_VERIFY(used[s] == sp.used_bytes && free_blocks[s] == sp.free_blocks_bytes &&
                     fences[s] == sp.fence_bytes && free_in_chunks[s] == sp.free_in_chunks_bytes,
                 "space %d: loaders add up to used %zu, free blocks %zu, fences %zu, free in "

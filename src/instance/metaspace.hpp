@@ -16,6 +16,7 @@
 #include "context/class_space.hpp"
 #include "context/context.hpp"
 #include "loader/loader_metaspace.hpp"
+#include "loader/micro_pool.hpp"
 
 namespace metaspace {
 
@@ -43,6 +44,7 @@ class Metaspace {
   }
   ClassSpace& class_space() { return *class_space_; }
   const ClassSpace& class_space() const { return *class_space_; }
+  MicroPool& micro_pool() { return *micro_pool_; }
 
   LoaderMetaspace* create_loader(ms_loader_kind_t kind, unsigned flags);
   ms_error_t destroy_loader(LoaderMetaspace* loader);
@@ -80,6 +82,8 @@ class Metaspace {
   CommitLimiter limiter_;
   std::unique_ptr<Context> nonclass_;
   std::unique_ptr<ClassSpace> class_space_;
+  std::unique_ptr<MicroPool> micro_pool_;
+  std::unique_ptr<LoaderEnvironment> loader_env_;  // what every loader refers to
 
   mutable std::mutex registry_lock_;
   LoaderMetaspace* live_ = nullptr;  // owned; doubly linked through prev_/next_

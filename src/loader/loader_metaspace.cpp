@@ -1,56 +1,80 @@
 #include "loader/loader_metaspace.hpp"
 
-#include "arena/fence.hpp"
+#include <cstring>
+#include <mutex>
 
+#include "arena/fence.hpp"
+#include "common/assert.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "common/verify.hpp"
 
 namespace metaspace {
 
-LoaderMetaspace::LoaderMetaspace(Context& nonclass, ClassSpace& class_space,
-                                 CommitLimiter& limiter, ms_metaspace_t* owner)
-    : ms__loader_head{},
-      nonclass_context_(nonclass),
-      class_space_(class_space),
-      limiter_(limiter),
-      owner_(owner) {}
+LoaderMetaspace::LoaderMetaspace(const LoaderEnvironment& env) : ms__loader_head{}, env_(&env) {}
 
-void LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags, bool checked) {
-  kind_ = kind;
-  checked_ = checked;
-  bool fast = (flags & MS_LOADER_SHARED) == 0 && !checked;
-  ChunkManager& nc = nonclass_context_.chunks();
-  ChunkManager& cc = class_space_.context().chunks();
-  size_t class_alignment = size_t{1} << class_space_.shift();
-  nonclass_.emplace(nc, GrowthPolicy::for_loader(kind, MS_SPACE_NONCLASS, nc.geometry()),
-                    kWordBytes, &bump[MS_SPACE_NONCLASS], fast, nullptr, checked);
-  nonclass_->set_foreign_range(
-      reinterpret_cast<const char*>(class_space_.base()),
-      reinterpret_cast<const char*>(class_space_.base() + class_space_.bytes()));
-  // With 8-byte class alignment nothing is lost to gaps and tails can stay in class space.
-  Arena* wastage = class_alignment > kWordBytes ? &*nonclass_ : nullptr;
-  class_.emplace(cc, GrowthPolicy::for_loader(kind, MS_SPACE_CLASS, cc.geometry()),
-                 class_alignment, &bump[MS_SPACE_CLASS], fast, wastage, checked);
-  __atomic_store_n(&bump[0].allocs, 0, __ATOMIC_RELAXED);
-  __atomic_store_n(&bump[1].allocs, 0, __ATOMIC_RELAXED);
+LoaderMetaspace::~LoaderMetaspace() {
+  MS_ASSERT(micro_.empty(), "loader object freed while it holds pooled bytes");
+  destroy_arenas();
+}
+
+bool LoaderMetaspace::ensure_arenas() {
+  if (arenas_ != nullptr) return true;
+  ChunkManager& nc = env_->nonclass.chunks();
+  ChunkManager& cc = env_->class_space.context().chunks();
+  const ClassSpace& cs = env_->class_space;
+  LoaderArenasOptions options{
+      .kind = kind(),
+      .class_alignment = size_t{1} << cs.shift(),
+      .class_lo = reinterpret_cast<const char*>(cs.base()),
+      .class_hi = reinterpret_cast<const char*>(cs.base() + cs.bytes()),
+      .fast_path = (flags_ & MS_LOADER_SHARED) == 0,
+      .checked = env_->checked};
+  arenas_ = env_->nonclass.bookkeeping().create<LoaderArenas>(nc, cc, *this, options);
+  return arenas_ != nullptr;  // else MS_ERR_OUT_OF_MEMORY is recorded
+}
+
+void LoaderMetaspace::destroy_arenas() {
+  env_->nonclass.bookkeeping().destroy(arenas_);
+  arenas_ = nullptr;
+}
+
+bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
+  kind_ = static_cast<uint8_t>(kind);
+  flags_ = static_cast<uint8_t>(flags);
+  graduated_ = false;
+  micro_ = MicroRecord{};
+  for (ms__bump& b : bump) {
+    __atomic_store_n(&b.top, nullptr, __ATOMIC_RELAXED);
+    __atomic_store_n(&b.end, nullptr, __ATOMIC_RELAXED);
+    __atomic_store_n(&b.fit_max, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&b.allocs, 0, __ATOMIC_RELAXED);
+  }
+  // Micro loaders make their arenas when they graduate; in checked mode they need the part that
+  // keeps their pooled blocks' fences from the start.
+  if ((kind != MS_LOADER_MICRO || env_->checked) && !ensure_arenas()) return false;
   alive_ = true;
+  return true;
 }
 
 ms_error_t LoaderMetaspace::close() {
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<LoaderLock> guard(lock_);
   ms_error_t result = MS_OK;
-  if (checked_) {
-    for (Arena* a : {&*class_, &*nonclass_}) {
-      ms_error_t e = a->check_fences();
+  if (env_->checked) {
+    for (ms_space_t s : {MS_SPACE_CLASS, MS_SPACE_NONCLASS}) {
+      ms_error_t e = arenas_->of(s).check_fences();
       if (result == MS_OK) result = e;
     }
-    class_->zap();
-    nonclass_->zap();
+    ms_error_t e = arenas_->pooled().fences.check(
+        this, [this](const void* p, size_t n) { return micro_.holds(p, n); });
+    if (result == MS_OK) result = e;
+    arenas_->of(MS_SPACE_CLASS).zap();
+    arenas_->of(MS_SPACE_NONCLASS).zap();
+    micro_.for_each_run([](char* p, size_t n) { std::memset(p, Fence::kZapDead, n); });
   }
   alive_ = false;
-  class_.reset();
-  nonclass_.reset();
+  release_pooled();
+  destroy_arenas();
   return result;
 }
 
@@ -63,72 +87,237 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
     fail(MS_ERR_INVALID_ARGUMENT, "allocation of 0 bytes");
     return nullptr;
   }
-  size_t limit = nonclass_context_.chunks().geometry().root_bytes();
-  // Checked mode puts a fence behind every block, and block and fence share one chunk.
-  if (checked_) limit -= Fence::kBytes;
+  size_t limit = Arena::largest_request(env_->nonclass.chunks().geometry().root_bytes(),
+                                        env_->checked);
   if (bytes > limit) {
     fail(MS_ERR_TOO_LARGE, "%zu bytes requested; the largest block is a root chunk (%zu bytes)",
          bytes, limit);
     return nullptr;
   }
   auto attempt = [&]() -> void* {
-    std::lock_guard<std::mutex> guard(lock_);
+    std::lock_guard<LoaderLock> guard(lock_);
     if (!alive_) {
       fail(MS_ERR_DESTROYED, "allocation from a destroyed loader");
       return nullptr;
     }
-    return arena(space).allocate(bytes);
+    return allocate_locked(space, bytes);
   };
   void* p = attempt();
   // A cap refusal is reported to the runtime (outside the lock) before it is returned; its GC
   // may have made room, so the request is tried once more.
-  bool told = limiter_.deliver_threshold_event(owner_);
+  bool told = env_->limiter.deliver_threshold_event(env_->owner);
   if (p == nullptr && told && ms_last_error() == MS_ERR_LIMIT) {
     p = attempt();
-    limiter_.deliver_threshold_event(owner_);
+    env_->limiter.deliver_threshold_event(env_->owner);
   }
   return p;
+}
+
+void* LoaderMetaspace::allocate_locked(ms_space_t space, size_t bytes) {
+  if (pooled()) {
+    bool graduate = false;
+    void* p = allocate_pooled(space, bytes, &graduate);
+    if (!graduate) return p;
+  }
+  if (!ensure_arenas()) return nullptr;
+  graduated_ = true;
+  return arenas_->of(space).allocate(bytes);
 }
 
 ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
   if (p == nullptr || bytes == 0) {
     return fail(MS_ERR_INVALID_ARGUMENT, "deallocation of %zu bytes at %p", bytes, p);
   }
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<LoaderLock> guard(lock_);
   if (!alive_) return fail(MS_ERR_DESTROYED, "deallocation into a destroyed loader");
   // No block is larger than a root chunk; checked before rounding, which would wrap sizes from
   // SIZE_MAX - 6 up to 0 words.
-  if (bytes > nonclass_context_.chunks().geometry().root_bytes()) {
+  if (bytes > env_->nonclass.chunks().geometry().root_bytes()) {
     return fail(MS_ERR_NOT_OWNED, "block %p of %zu bytes: larger than any block", p, bytes);
   }
   size_t n = align_up(bytes, kWordBytes);
-  if (!is_aligned(p, kWordBytes) || (!nonclass_->owns(p, n) && !class_->owns(p, n))) {
-    return fail(MS_ERR_NOT_OWNED, "block %p (%zu bytes) was not allocated from this loader", p,
-                bytes);
+  if (is_aligned(p, kWordBytes)) {
+    if (micro_.holds(p, env_->checked ? n + Fence::kBytes : n)) return deallocate_pooled(p, n);
+    if (arenas_ != nullptr) {
+      Arena& nonclass = arenas_->of(MS_SPACE_NONCLASS);
+      Arena& klass = arenas_->of(MS_SPACE_CLASS);
+      if (nonclass.owns(p, n) || klass.owns(p, n)) {
+        // A block in class space at class alignment can hold a class again; anything else (a
+        // non-class block living in a class gap, say) is only good for non-class requests.
+        bool class_block = env_->class_space.contains(p) && is_aligned(p, klass.alignment());
+        return (class_block ? klass : nonclass).deallocate(p, n);
+      }
+    }
   }
-  // A block in class space at class alignment can hold a class again; anything else (a
-  // non-class block living in a class gap, say) is only good for non-class requests.
-  bool class_block = class_space_.contains(p) && is_aligned(p, class_->alignment());
-  return (class_block ? *class_ : *nonclass_).deallocate(p, n);
+  return fail(MS_ERR_NOT_OWNED, "block %p (%zu bytes) was not allocated from this loader", p,
+              bytes);
 }
 
-LoaderStats LoaderMetaspace::stats_locked() const {
-  LoaderStats s;
-  s.handle = static_cast<const ms__loader_head*>(this);
-  s.kind = kind_;
-  s.destroyed = !alive_;
-  if (!alive_) return s;
-  s.allocations = __atomic_load_n(&bump[0].allocs, __ATOMIC_RELAXED) +
-                  __atomic_load_n(&bump[1].allocs, __ATOMIC_RELAXED);
-  s.arena[MS_SPACE_NONCLASS] = nonclass_->stats_locked();
-  s.arena[MS_SPACE_CLASS] = class_->stats_locked();
+// ---- pooled blocks (micro loaders; see micro_pool.hpp) ----
+//
+// The loader keeps the space counters for its pooled bytes itself, at once (these are slow
+// paths): used on allocation, deallocated blocks and fences as they come, all of it out again
+// at death before its runs go back to the pool.
+
+SpaceUsage& LoaderMetaspace::usage(ms_space_t space) const {
+  return space == MS_SPACE_CLASS ? env_->class_space.context().chunks().usage()
+                                 : env_->nonclass.chunks().usage();
+}
+
+void* LoaderMetaspace::allocate_pooled(ms_space_t space, size_t bytes, bool* graduate) {
+  size_t n = align_up(bytes, kWordBytes);
+  size_t fence = env_->checked ? Fence::kBytes : 0;
+  char* p = nullptr;
+  switch (env_->pool.allocate(micro_, space, n + fence, &p)) {
+    case MicroPool::Result::kGraduate: *graduate = true; return nullptr;
+    case MicroPool::Result::kFailed: return nullptr;
+    case MicroPool::Result::kDone: break;
+  }
+  // Counted where it lies: a non-class block may sit in the class tail (micro_pool.hpp).
+  ms_space_t lies_in = space_of(p);
+  SpaceUsage& u = usage(lies_in);
+  u.begin_update();
+  u.used_bytes.fetch_add(n, std::memory_order_relaxed);
+  if (fence != 0) u.fence_bytes.fetch_add(fence, std::memory_order_relaxed);
+  u.end_update();
+  if (fence != 0) {
+    arenas_->pooled().fences.install(p, n, n - bytes);
+    arenas_->pooled().fence_bytes[lies_in] += fence;
+  }
+  __atomic_fetch_add(&bump[space].allocs, 1, __ATOMIC_RELAXED);
+  return p;
+}
+
+void LoaderMetaspace::pooled_bytes(size_t out[2]) const {
+  out[0] = out[1] = 0;
+  micro_.for_each_run([&](char* p, size_t n) { out[space_of(p)] += n; });
+}
+
+ms_error_t LoaderMetaspace::deallocate_pooled(void* p, size_t n) {
+  if (env_->checked) {
+    if (ms_error_t e = FenceList::check_free(this, p, n); e != MS_OK) return e;
+  }
+  // A pooled block is not reused: it stays charged to the loader, as a deallocated free block,
+  // until the loader dies (micro loaders rarely free anything). The figures live with the arenas.
+  if (!ensure_arenas()) return MS_ERR_OUT_OF_MEMORY;
+  ms_space_t space = space_of(p);
+  LoaderArenas::Pooled& pooled = arenas_->pooled();
+  size_t held[2];
+  pooled_bytes(held);
+  // Outside checked mode a second free of the block is not recognised; it must not take more
+  // out of the counters than the loader holds.
+  if (pooled.freed_bytes[space] + pooled.fence_bytes[space] + n > held[space]) {
+    return fail(MS_ERR_NOT_OWNED, "block %p (%zu bytes): more freed than allocated", p, n);
+  }
+  if (env_->checked) FenceList::mark_freed(p, n);
+  pooled.freed_bytes[space] += n;
+  pooled.freed_count[space]++;
+  SpaceUsage& u = usage(space);
+  u.begin_update();
+  u.used_bytes.fetch_sub(n, std::memory_order_relaxed);
+  u.free_block_bytes[static_cast<int>(BlockOrigin::kDeallocated)].fetch_add(
+      n, std::memory_order_relaxed);
+  u.free_block_count.fetch_add(1, std::memory_order_relaxed);
+  u.end_update();
+  return MS_OK;
+}
+
+void LoaderMetaspace::release_pooled() {
+  if (micro_.empty()) return;
+  size_t held[2];
+  pooled_bytes(held);
+  for (ms_space_t space : {MS_SPACE_NONCLASS, MS_SPACE_CLASS}) {
+    if (held[space] == 0) continue;
+    size_t freed = 0, freed_count = 0, fences = 0;
+    if (arenas_ != nullptr) {
+      const LoaderArenas::Pooled& pooled = arenas_->pooled();
+      freed = pooled.freed_bytes[space];
+      freed_count = pooled.freed_count[space];
+      fences = pooled.fence_bytes[space];
+    }
+    SpaceUsage& u = usage(space);
+    u.begin_update();
+    u.used_bytes.fetch_sub(held[space] - freed - fences, std::memory_order_relaxed);
+    u.free_block_bytes[static_cast<int>(BlockOrigin::kDeallocated)].fetch_sub(
+        freed, std::memory_order_relaxed);
+    u.free_block_count.fetch_sub(freed_count, std::memory_order_relaxed);
+    u.fence_bytes.fetch_sub(fences, std::memory_order_relaxed);
+    u.end_update();
+  }
+  env_->pool.release(micro_);
+}
+
+void LoaderMetaspace::add_pooled_stats(LoaderStats& s) const {
+  size_t held[2];
+  pooled_bytes(held);
+  for (int sp = 0; sp < 2; sp++) {
+    size_t freed = 0, fences = 0;
+    if (arenas_ != nullptr) {
+      const LoaderArenas::Pooled& pooled = arenas_->pooled();
+      freed = pooled.freed_bytes[sp];
+      fences = pooled.fence_bytes[sp];
+      s.arena[sp].free_blocks_count += pooled.freed_count[sp];
+    }
+    s.pooled_bytes[sp] = held[sp];
+    s.arena[sp].consumed_bytes += held[sp];
+    s.arena[sp].committed_bytes += held[sp];
+    s.arena[sp].capacity_bytes += held[sp];
+    s.arena[sp].free_blocks_bytes += freed;
+    s.arena[sp].fence_bytes += fences;
+    s.free_bytes_by_space_origin[sp][static_cast<int>(BlockOrigin::kDeallocated)] += freed;
+    s.free_blocks_bytes[sp] += freed;
+    s.fence_bytes[sp] += fences;
+    s.used_bytes[sp] += held[sp] - freed - fences;
+  }
+}
+
+bool LoaderMetaspace::verify_pooled() const {
+  const MicroPool& pool = env_->pool;
+  bool ok = true;
+  micro_.for_each_run([&](char* p, size_t n) {
+    if (!ok) return;
+    ms_space_t sp = space_of(p);
+    const ChunkManager& cm = sp == MS_SPACE_CLASS ? env_->class_space.context().chunks()
+                                                  : env_->nonclass.chunks();
+    const Chunk* c = cm.chunk_containing(p);
+    ok = c != nullptr && c->owner_is(&pool) && p + n <= c->end();
+    if (!ok) fail(MS_ERR_CORRUPTED, "loader %p: run %p (%zu bytes) not in a shared chunk",
+                  (const void*)this, (void*)p, n);
+  });
+  if (!ok) return false;
+  if (arenas_ == nullptr) return true;
+  size_t held[2];
+  pooled_bytes(held);
+  const LoaderArenas::Pooled& pooled = arenas_->pooled();
+  for (int sp = 0; sp < 2; sp++) {
+    MS_VERIFY(pooled.freed_bytes[sp] + pooled.fence_bytes[sp] <= held[sp],
+              "loader %p: space %d: %zu pooled bytes freed and %zu in fences of %zu held",
+              (const void*)this, sp, pooled.freed_bytes[sp], pooled.fence_bytes[sp], held[sp]);
+  }
+  if (env_->checked) {
+    ms_error_t e = pooled.fences.check(this, [this](const void* p, size_t n) {
+      return micro_.holds(p, n);
+    });
+    if (e != MS_OK) return false;
+  }
+  return true;
+}
+
+// ---- statistics ----
+
+void LoaderMetaspace::add_arena_stats(LoaderStats& s) const {
+  if (arenas_ == nullptr) return;
+  s.arena[MS_SPACE_NONCLASS] = arenas_->of(MS_SPACE_NONCLASS).stats_locked();
+  s.arena[MS_SPACE_CLASS] = arenas_->of(MS_SPACE_CLASS).stats_locked();
   const ArenaStats& nc = s.arena[MS_SPACE_NONCLASS];
   const ArenaStats& cl = s.arena[MS_SPACE_CLASS];
   // Non-class free blocks that lie in class space are class-space memory.
+  constexpr BlockWhere kOwn = BlockWhere::kOwnSpace, kOther = BlockWhere::kOtherSpace;
   for (int o = 0; o < kBlockOrigins; o++) {
-    s.free_bytes_by_origin[MS_SPACE_NONCLASS][o] = nc.free_bytes_by_origin[o][0];
-    s.free_bytes_by_origin[MS_SPACE_CLASS][o] =
-        nc.free_bytes_by_origin[o][1] + cl.free_bytes_by_origin[o][0] + cl.free_bytes_by_origin[o][1];
+    BlockOrigin origin = static_cast<BlockOrigin>(o);
+    s.free_bytes_by_space_origin[MS_SPACE_NONCLASS][o] = nc.free_bytes(kOwn, origin);
+    s.free_bytes_by_space_origin[MS_SPACE_CLASS][o] =
+        nc.free_bytes(kOther, origin) + cl.free_bytes(kOwn, origin) + cl.free_bytes(kOther, origin);
   }
   s.free_blocks_bytes[MS_SPACE_NONCLASS] = nc.free_blocks_bytes - nc.foreign_free_bytes;
   s.free_blocks_bytes[MS_SPACE_CLASS] = cl.free_blocks_bytes + nc.foreign_free_bytes;
@@ -139,25 +328,42 @@ LoaderStats LoaderMetaspace::stats_locked() const {
       nc.consumed_bytes - s.free_blocks_bytes[MS_SPACE_NONCLASS] - s.fence_bytes[MS_SPACE_NONCLASS];
   s.used_bytes[MS_SPACE_CLASS] =
       cl.consumed_bytes - s.free_blocks_bytes[MS_SPACE_CLASS] - s.fence_bytes[MS_SPACE_CLASS];
+}
+
+LoaderStats LoaderMetaspace::stats_locked() const {
+  LoaderStats s;
+  s.handle = static_cast<const ms__loader_head*>(this);
+  s.kind = kind();
+  s.destroyed = !alive_;
+  if (!alive_) return s;
+  s.allocations = __atomic_load_n(&bump[0].allocs, __ATOMIC_RELAXED) +
+                  __atomic_load_n(&bump[1].allocs, __ATOMIC_RELAXED);
+  add_arena_stats(s);
+  add_pooled_stats(s);
   return s;
 }
 
 LoaderStats LoaderMetaspace::stats() {
-  std::lock_guard<std::mutex> guard(lock_);
-  std::lock_guard<std::mutex> nc(nonclass_context_.chunks().lock());
-  std::lock_guard<std::mutex> cl(class_space_.context().chunks().lock());
+  std::lock_guard<LoaderLock> guard(lock_);
+  std::lock_guard<std::mutex> nc(env_->nonclass.chunks().lock());
+  std::lock_guard<std::mutex> cl(env_->class_space.context().chunks().lock());
   return stats_locked();
 }
 
 void LoaderMetaspace::fold_usage_locked() {
-  if (!alive_) return;
-  class_->fold_usage();
-  nonclass_->fold_usage();  // its blocks in class gaps leave the class counters after class_
+  if (!alive_ || arenas_ == nullptr) return;
+  arenas_->of(MS_SPACE_CLASS).fold_usage();
+  // Its blocks in class gaps leave the class counters after the class arena's fold.
+  arenas_->of(MS_SPACE_NONCLASS).fold_usage();
 }
 
 bool LoaderMetaspace::verify_locked() const {
   if (!alive_) return true;
-  return nonclass_->verify() && class_->verify();
+  if (arenas_ != nullptr &&
+      !(arenas_->of(MS_SPACE_NONCLASS).verify() && arenas_->of(MS_SPACE_CLASS).verify())) {
+    return false;
+  }
+  return verify_pooled();
 }
 
 }  // namespace metaspace

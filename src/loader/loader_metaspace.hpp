@@ -3,8 +3,15 @@
 // loader kind. Class alignment gaps and class chunk tails go to the non-class arena's free
 // blocks, so a large class alignment costs address space, not memory.
 //
+// Micro loaders own no chunks at first: their blocks come from the metaspace's micro pool
+// (micro_pool.hpp), recorded as a few runs inside this object. A micro loader that outgrows the
+// pool "graduates": it gets arenas like any other loader and keeps its pooled runs until it dies.
+// The arenas live apart (LoaderArenas), made only when needed, so that a micro loader object is
+// 176 bytes (it was 752).
+//
 // Layout: the public fast-path head (two bump windows) comes first, so that the handle the
-// runtime holds is also what the inline ms_allocate reads.
+// runtime holds is also what the inline ms_allocate reads. A pooled micro loader's windows stay
+// closed: every allocation takes the slow path (a micro loader makes ~20).
 //
 // Locking: `lock_` is held on every slow path and by statistics. Fast-path bumps of loaders that
 // are not shared run without it; they only move `top` within already committed memory.
@@ -12,12 +19,14 @@
 
 #include <metaspace/metaspace.h>
 
-#include <mutex>
-#include <optional>
+#include <cstdint>
 
 #include "arena/arena.hpp"
 #include "context/class_space.hpp"
 #include "context/context.hpp"
+#include "loader/loader_arenas.hpp"
+#include "loader/loader_lock.hpp"
+#include "loader/micro_pool.hpp"
 
 namespace metaspace {
 
@@ -26,24 +35,41 @@ struct LoaderStats {
   bool destroyed = false;
   ms_loader_kind_t kind = MS_LOADER_STANDARD;
   uint64_t allocations = 0;
+  // Arena figures; a micro loader's pooled bytes count as consumed, committed and capacity.
   ArenaStats arena[2];
   size_t used_bytes[2] = {};         // by where the memory lies
   size_t free_blocks_bytes[2] = {};  // by where the memory lies
   size_t fence_bytes[2] = {};        // by where the memory lies
-  size_t free_bytes_by_origin[2][kBlockOrigins] = {};  // [space where it lies][BlockOrigin]
+  size_t pooled_bytes[2] = {};       // held in the micro pool's shared chunks
+  size_t free_bytes(ms_space_t lies_in, BlockOrigin origin) const {
+    return free_bytes_by_space_origin[lies_in][static_cast<int>(origin)];
+  }
+  size_t free_bytes_by_space_origin[2][kBlockOrigins] = {};  // [ms_space_t][BlockOrigin]
+};
+
+// What all loaders of one metaspace share (owned by the metaspace).
+struct LoaderEnvironment {
+  Context& nonclass;
+  ClassSpace& class_space;
+  CommitLimiter& limiter;
+  MicroPool& pool;
+  ms_metaspace_t* owner;  // passed to the GC threshold callback, after the loader lock is released
+  bool checked;
 };
 
 class LoaderMetaspace : public ms__loader_head {
  public:
-  // `owner` is passed to the GC threshold callback, which runs after the loader lock is released.
-  LoaderMetaspace(Context& nonclass, ClassSpace& class_space, CommitLimiter& limiter,
-                  ms_metaspace_t* owner);
+  explicit LoaderMetaspace(const LoaderEnvironment& env);
+  ~LoaderMetaspace();
+  LoaderMetaspace(const LoaderMetaspace&) = delete;
+  LoaderMetaspace& operator=(const LoaderMetaspace&) = delete;
 
   // A handle that does not carry this is not a loader (a stray pointer, or freed memory).
   bool valid_handle() const { return magic_ == kMagic; }
 
-  // Gives the (recycled) object a life: creates its arenas.
-  void open(ms_loader_kind_t kind, unsigned flags, bool checked);
+  // Gives the (recycled) object a life. False with MS_ERR_OUT_OF_MEMORY if its arenas could not
+  // be made (then nothing changed).
+  bool open(ms_loader_kind_t kind, unsigned flags);
   // Ends it: every chunk goes back. The object stays valid (and detectably dead) until reused.
   // In checked mode the fences are checked first (the first overrun found is returned, the
   // loader dies all the same) and the memory is zapped.
@@ -53,39 +79,58 @@ class LoaderMetaspace : public ms__loader_head {
   void* allocate(ms_space_t space, size_t bytes);
   ms_error_t deallocate(void* p, size_t bytes);
 
-  std::mutex& lock() { return lock_; }
+  LoaderLock& lock() { return lock_; }
   // Caller holds lock() and both chunk managers' locks.
   LoaderStats stats_locked() const;
   // Takes the locks itself.
   LoaderStats stats();
   // Folds both arenas' state into the space counters (Arena::fold_usage). Caller holds lock().
   void fold_usage_locked();
-  ms_metaspace_t* owner() const { return owner_; }
+  ms_metaspace_t* owner() const { return env_->owner; }
   // Caller holds lock().
   bool verify_locked() const;
 
-  ms_loader_kind_t kind() const { return kind_; }
+  ms_loader_kind_t kind() const { return static_cast<ms_loader_kind_t>(kind_); }
+  // Allocates from the micro pool (a micro loader that has not graduated).
+  bool pooled() const { return kind_ == MS_LOADER_MICRO && !graduated_; }
 
   // Registry links (owned by the metaspace, under its registry lock).
   LoaderMetaspace* prev_ = nullptr;
   LoaderMetaspace* next_ = nullptr;
 
  private:
-  Arena& arena(ms_space_t space) { return space == MS_SPACE_CLASS ? *class_ : *nonclass_; }
+  void* allocate_locked(ms_space_t space, size_t bytes);
+  // Makes arenas_ if missing; false with MS_ERR_OUT_OF_MEMORY recorded.
+  bool ensure_arenas();
+  void destroy_arenas();
+
+  // The micro pool path (loader_metaspace.cpp, "pooled blocks").
+  // Null with *graduate set if the pool does not serve the loader any more (no error set).
+  void* allocate_pooled(ms_space_t space, size_t bytes, bool* graduate);
+  ms_error_t deallocate_pooled(void* p, size_t n);
+  // Bytes of the loader's runs lying in each space.
+  void pooled_bytes(size_t out[2]) const;
+  // At death: out of the space counters, then the runs go back to the pool.
+  void release_pooled();
+  void add_pooled_stats(LoaderStats& s) const;
+  bool verify_pooled() const;
+  ms_space_t space_of(const void* p) const {
+    return env_->class_space.contains(p) ? MS_SPACE_CLASS : MS_SPACE_NONCLASS;
+  }
+  SpaceUsage& usage(ms_space_t space) const;
+
+  void add_arena_stats(LoaderStats& s) const;
 
   static constexpr uint64_t kMagic = 0x4C4F414445524D53ull;  // "LOADERMS"
   const uint64_t magic_ = kMagic;
-  Context& nonclass_context_;
-  ClassSpace& class_space_;
-  CommitLimiter& limiter_;
-  ms_metaspace_t* const owner_;
-  std::mutex lock_;
+  const LoaderEnvironment* const env_;
+  LoaderLock lock_;
   bool alive_ = false;
-  bool checked_ = false;
-  ms_loader_kind_t kind_ = MS_LOADER_STANDARD;
-  // Destroyed in reverse order: the class arena hands wastage to the non-class one.
-  std::optional<Arena> nonclass_;
-  std::optional<Arena> class_;
+  bool graduated_ = false;
+  uint8_t kind_ = MS_LOADER_STANDARD;
+  uint8_t flags_ = 0;
+  LoaderArenas* arenas_ = nullptr;  // null until needed (see loader_arenas.hpp)
+  MicroRecord micro_;
 };
 
 }  // namespace metaspace

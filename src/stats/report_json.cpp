@@ -104,6 +104,7 @@ void per_loader(JsonWriter& j, const std::vector<LoaderStats>& loaders, unsigned
       j.number("used_bytes", l.used_bytes[s]);
       j.number("committed_bytes", a.committed_bytes);
       j.number("capacity_bytes", a.capacity_bytes);
+      j.number("pooled_bytes", l.pooled_bytes[s]);
       j.number("free_blocks_bytes", l.free_blocks_bytes[s]);
       j.number("free_blocks_count", a.free_blocks_count);
       j.number("chunks", a.chunks);

@@ -66,7 +66,7 @@ class ArenaTest : public ::testing::Test {
                                bool fast_path = true) {
     return std::make_unique<Arena>(context_.chunks(),
                                    GrowthPolicy(sequence, context_.chunks().geometry()),
-                                   kWordBytes, window, fast_path, nullptr);
+                                   ArenaOptions{.window = window, .fast_path = fast_path});
   }
 
   // A fast-path window inside a loader head of its own, as a loader has it.

@@ -12,6 +12,7 @@
 #include "common/units.hpp"
 #include "os/fault_injection.hpp"
 #include "proc_memory.hpp"
+#include "support/micro_loader_shape.hpp"
 
 namespace metaspace {
 namespace {
@@ -116,8 +117,6 @@ TEST(Bookkeeping, AggressivePolicyReturnsOverheadWithoutPurge) {
 // bookkeeping came from the metaspace's own memory the process kept 146 MB here.
 TEST(Bookkeeping, HundredThousandMicroLoadersRoundTripLeavesNoResidentMemory) {
   constexpr size_t kLoaders = 100000;
-  static const size_t kNonClass[20] = {16, 24, 40, 88,  120, 64, 32, 48,  56,  72,
-                                       200, 96, 16, 24, 136, 264, 40, 32, 160, 80};
   std::vector<ms_loader_t*> loaders(kLoaders);
   size_t before_create = proc_memory::resident_bytes();
   ms_metaspace_t* ms = ms_create(nullptr);
@@ -126,10 +125,7 @@ TEST(Bookkeeping, HundredThousandMicroLoadersRoundTripLeavesNoResidentMemory) {
   for (size_t i = 0; i < kLoaders; i++) {
     ms_loader_t* l = loaders[i] = ms_loader_create(ms, MS_LOADER_MICRO, 0);
     ASSERT_NE(l, nullptr) << ms_last_error_text();
-    void* k = ms_allocate(l, MS_SPACE_CLASS, 528);
-    ASSERT_NE(k, nullptr) << ms_last_error_text();
-    std::memset(k, 1, 528);
-    for (size_t b : kNonClass) std::memset(ms_allocate(l, MS_SPACE_NONCLASS, b), 1, b);
+    ASSERT_TRUE(test::fill_micro_loader(l)) << ms_last_error_text();
   }
   size_t live = proc_memory::resident_bytes();
   ASSERT_GE(live, start + kLoaders * 2000) << "the loaders were resident";

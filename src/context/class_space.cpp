@@ -19,6 +19,7 @@ ClassSpace::ClassSpace(const NodeGeometry& geometry, CommitLimiter& limiter,
   if (!context_->ok()) return;
   const VirtualSpaceNode& node = *context_->vslist().nodes().front();
   base_ = reinterpret_cast<uintptr_t>(node.base());
+  encoding_base_ = base_;
   bytes_ = node.reserved_bytes();
   ChunkManager& chunks = context_->chunks();
   int guard_level = chunks.geometry().level_fitting(geometry.granule_bytes);
@@ -62,7 +63,7 @@ bool ClassSpace::verify() const {
 }
 
 unsigned ClassSpace::narrow_bits() const {
-  return log2_ceil(bytes_ >> shift_);
+  return log2_ceil((base_ + bytes_ - encoding_base_) >> shift_);
 }
 
 }  // namespace metaspace

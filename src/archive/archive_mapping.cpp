@@ -228,6 +228,14 @@ bool ArchiveMapping::check_and_relocate(bool verify_data) {
   }
   const uint64_t low = h.requested_base + data_begin(h), high = h.requested_base + data_end(h);
   auto* words = reinterpret_cast<uint64_t*>(base_ + data_begin(h));
+#ifdef MADV_POPULATE_WRITE
+  // Relocation writes nearly every page of the regions (copy-on-write): one call faults them all
+  // in, rather than one trap per page. Only a hint: on failure (older kernels) the writes fault.
+  if (delta_ != 0) {
+    (void)madvise(reinterpret_cast<void*>(base_ + data_begin(h)), data_end(h) - data_begin(h),
+                  MADV_POPULATE_WRITE);
+  }
+#endif
   if (verify_data || delta_ != 0) {
     for (uint64_t i = 0; i < h.pointer_bitmap.bytes / 8; i++) {
       for (uint64_t bits = pbits[i]; bits != 0; bits &= bits - 1) {

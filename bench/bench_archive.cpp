@@ -101,6 +101,16 @@ struct Filler {
   }
 };
 
+// Builds the metadata by allocation from one boot loader of `ms`.
+void build(ms_metaspace_t* ms, const Shape& s, std::vector<void*>* klasses) {
+  ms_loader_t* l = ms_loader_create(ms, MS_LOADER_BOOT, 0);
+  Filler f;
+  for (size_t c = 0; c < s.klass_bytes.size(); c++) {
+    f.klass(s, c, [&](ms_space_t sp, size_t n) { return ms_allocate(l, sp, n); },
+            [](void*, bool) {}, [&](void* k) { return ms_encode_class(ms, k); }, klasses);
+  }
+}
+
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
@@ -165,12 +175,7 @@ Result start_up(Mode mode, const Shape& s, const std::string& path, uintptr_t ba
   ms_metaspace_t* ms;
   if (mode == Mode::kBuild) {
     ms = ms_create(&st);
-    ms_loader_t* l = ms_loader_create(ms, MS_LOADER_BOOT, 0);
-    Filler f;
-    for (size_t c = 0; c < s.klass_bytes.size(); c++) {
-      f.klass(s, c, [&](ms_space_t sp, size_t n) { return ms_allocate(l, sp, n); },
-              [](void*, bool) {}, [&](void* k) { return ms_encode_class(ms, k); }, &klasses);
-    }
+    build(ms, s, &klasses);
   } else {
     st.archive_path = path.c_str();
     st.archive_verify = mode == Mode::kMapVerify;
@@ -218,12 +223,7 @@ std::pair<Result, Result> in_two_processes(Mode mode, const Shape& s, const std:
       std::vector<void*> keep;
       if (mode == Mode::kBuild) {
         ms = ms_create(&st);
-        ms_loader_t* l = ms_loader_create(ms, MS_LOADER_BOOT, 0);
-        Filler f;
-        for (size_t c = 0; c < s.klass_bytes.size(); c++) {
-          f.klass(s, c, [&](ms_space_t sp, size_t n) { return ms_allocate(l, sp, n); },
-                  [](void*, bool) {}, [&](void* k) { return ms_encode_class(ms, k); }, &keep);
-        }
+        build(ms, s, &keep);
       } else {
         st.archive_path = path.c_str();
         st.archive_verify = 1;  // every page read: the archive's whole RSS

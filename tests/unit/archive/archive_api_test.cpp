@@ -4,6 +4,7 @@
 #include <metaspace/metaspace.h>
 
 #include <cstring>
+#include <metaspace/metaspace.hpp>
 #include <nlohmann/json.hpp>
 
 #include "unit/archive/archive_fixture.hpp"
@@ -143,6 +144,28 @@ TEST(ArchiveApi, ReportsShowTheMappedArchive) {
   EXPECT_GT(a.at("resident_bytes").get<uint64_t>(), 0u);  // verified: every page was read
   EXPECT_LE(a.at("resident_bytes").get<uint64_t>(), a.at("file_bytes").get<uint64_t>() + 4096);
   ms_destroy(ms);
+}
+
+TEST(ArchiveApi, CppWrapperDumpsAndMaps) {
+  TempDir dir;
+  std::string path = dir.file("cpp.msa");
+  ms_settings_t s = archive_settings();
+  {
+    ms::ArchiveBuilder b(&s, free_address(256u << 20));
+    auto* k = static_cast<ArchivedKlass*>(b.allocate(MS_SPACE_CLASS, 128));
+    ASSERT_NE(k, nullptr);
+    k->id = 7;
+    k->narrow_self = b.encode_class(k);
+    ASSERT_MS_OK(b.mark_narrow_class(&k->narrow_self));
+    ASSERT_MS_OK(b.set_root("k", k));
+    b.write(path.c_str());
+    EXPECT_THROW(b.write("/nonexistent-dir/x"), ms::Error);
+  }
+  ms::Metaspace ms(ms::Settings().class_space(s.class_space_bytes).class_alignment(64)
+                       .archive(path.c_str(), MS_ARCHIVE_REQUIRE));
+  EXPECT_EQ(ms.stats().archive.mapped, 1);
+  EXPECT_THROW(ms::Metaspace(ms::Settings().archive("/nonexistent-dir/x", MS_ARCHIVE_REQUIRE)),
+               ms::Error);
 }
 
 }  // namespace

@@ -14,34 +14,6 @@
 namespace metaspace::test {
 namespace {
 
-struct FileMemory {
-  size_t rss_kib = 0;
-  size_t pss_kib = 0;
-};
-
-// Rss and Pss of this process's mappings of `path` (/proc/self/smaps).
-FileMemory file_memory(const std::string& path) {
-  std::ifstream smaps("/proc/self/smaps");
-  std::string line;
-  bool ours = false;
-  FileMemory m;
-  while (std::getline(smaps, line)) {
-    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
-        line.find('-') < 16) {
-      ours = line.find(path) != std::string::npos;
-      continue;
-    }
-    if (!ours) continue;
-    std::istringstream in(line);
-    std::string key;
-    size_t kib = 0;
-    in >> key >> kib;
-    if (key == "Rss:") m.rss_kib += kib;
-    if (key == "Pss:") m.pss_kib += kib;
-  }
-  return m;
-}
-
 TEST(ArchiveSharing, TwoProcessesShareTheArchivesPages) {
   TempDir dir;
   std::string path = dir.file("shared.msa");

@@ -65,7 +65,16 @@ typedef enum ms_error MS__INT_ENUM {
   MS_ERR_OVERWRITE,          /* a canary was overwritten (checked mode) */
   MS_ERR_DESTROYED,          /* the loader was already destroyed */
   MS_ERR_CORRUPTED,          /* verification found a broken invariant */
-  MS_ERR_OUT_OF_MEMORY       /* the library's own bookkeeping could not be allocated */
+  MS_ERR_OUT_OF_MEMORY,      /* the library's own bookkeeping could not be allocated */
+  /* The class-data archive (docs/archive.md): why a file was refused. */
+  MS_ERR_ARCHIVE_IO,         /* the file cannot be opened, read, written or mapped */
+  MS_ERR_ARCHIVE_FORMAT,     /* not an archive: wrong magic, truncated, inconsistent layout,
+                                a bitmap marking a word that points outside the archive */
+  MS_ERR_ARCHIVE_VERSION,    /* another format version or library version wrote it */
+  MS_ERR_ARCHIVE_MISMATCH,   /* dumped with other settings (class alignment, class space size,
+                                root chunk size) */
+  MS_ERR_ARCHIVE_CHECKSUM,   /* contents differ from what was written */
+  MS_ERR_ARCHIVE_CHANGED     /* the file changed while it was being mapped */
 } ms_error_t;
 
 typedef enum ms_space MS__INT_ENUM { MS_SPACE_NONCLASS = 0, MS_SPACE_CLASS = 1 } ms_space_t;
@@ -114,7 +123,18 @@ typedef struct ms_settings {
   int report_at_exit;             /* MS_REPORT_TEXT/JSON: the report goes to stderr at ms_destroy,
                                      or at process exit for a metaspace still alive then */
   int verbose;                    /* 1: one line on stderr at ms_create and ms_destroy */
+  /* ---- appended after the first 0.2 layout (class-data archive, docs/archive.md) ---- */
+  const char* archive_path;       /* archive to map at ms_create (copied); NULL: none */
+  int archive_policy;             /* MS_ARCHIVE_AUTO (default): a refused archive is left out and
+                                     ms_archive_status says why; MS_ARCHIVE_REQUIRE: ms_create fails
+                                     with the refusal's MS_ERR_ARCHIVE_* code */
+  int archive_verify;             /* 1 (default): checksum of the regions and every marked slot
+                                     checked at ms_create (reads the whole file); 0: header,
+                                     bitmaps and roots only, the regions stay untouched until used */
 } ms_settings_t;
+
+#define MS_ARCHIVE_AUTO 0
+#define MS_ARCHIVE_REQUIRE 1
 
 #define MS_REPORT_NONE 0
 #define MS_REPORT_TEXT 1
@@ -132,7 +152,8 @@ void ms_settings_init(ms_settings_t* settings) MS__NOEXCEPT;
 /* Options from text, mimalloc/jemalloc style: "key=value,key=value", applied over *settings.
  * Keys: reclaim=none|balanced|aggressive, granule=16k, root_chunk=4m, node=64m, class_space=1g,
  * class_base=0x..., class_alignment=8, max_committed=256m, gc_threshold=64m, checked=0|1,
- * report_at_exit=none|text|json, verbose=0|1 (sizes take k, m, g suffixes, binary). An unknown
+ * report_at_exit=none|text|json, verbose=0|1, archive=PATH, archive_policy=auto|require,
+ * archive_verify=0|1 (sizes take k, m, g suffixes, binary; PATH may not contain a comma). An unknown
  * key or a bad value is MS_ERR_INVALID_ARGUMENT naming it, and *settings is left unchanged.
  * Values are range-checked by ms_create, as for settings set in code. */
 ms_error_t ms_settings_parse(ms_settings_t* settings, const char* options) MS__NOEXCEPT;
@@ -159,7 +180,9 @@ ms_error_t ms_deallocate(ms_loader_t* loader, void* p, size_t bytes) MS__NOEXCEP
 /* Returns the memory of free chunks to the OS (balanced policy); cheap to call after unloading. */
 void ms_purge(ms_metaspace_t* ms) MS__NOEXCEPT;
 
-/* Narrow (compressed) class pointers: (p - base) >> shift. 0 encodes NULL. */
+/* Narrow (compressed) class pointers: (p - base) >> shift. 0 encodes NULL. The base
+ * (ms_class_space_base) is the class space's start, or the start of the class-data archive mapped
+ * right below it; the bits cover both. */
 uint32_t ms_encode_class(const ms_metaspace_t* ms, const void* p) MS__NOEXCEPT;
 void* ms_decode_class(const ms_metaspace_t* ms, uint32_t narrow) MS__NOEXCEPT;
 uintptr_t ms_class_space_base(const ms_metaspace_t* ms) MS__NOEXCEPT;
@@ -213,6 +236,28 @@ typedef struct ms_space_stats {
   ms_chunk_level_stats_t free_chunks_by_level[MS_MAX_CHUNK_LEVELS];
 } ms_space_stats_t;
 
+/* The class-data archive as mapped (docs/archive.md). It is not part of the spaces' committed or
+ * used figures: its memory is the file's pages, shared with every process mapping the file. */
+typedef struct ms_archive_stats {
+  int mapped;                     /* 1: an archive is mapped */
+  int relocated;                  /* 1: it is not at the base it was written for */
+  uintptr_t base;                 /* where it is mapped (the narrow class encoding base) */
+  uintptr_t requested_base;       /* where it was written for */
+  intptr_t relocation_delta;      /* base - requested_base */
+  size_t file_bytes;              /* size of the file, all mapped */
+  size_t reserved_bytes;          /* address range below the class space (file rounded up to a
+                                     root chunk) */
+  size_t class_region_bytes;      /* Klass-like blocks, inside the narrow pointer range */
+  size_t nonclass_region_bytes;
+  size_t used_bytes[2];           /* handed out at dump time, by ms_space_t */
+  size_t pointers;                /* full pointer slots (relocated when relocated) */
+  size_t narrow_pointers;         /* narrow class pointer slots (never relocated) */
+  size_t roots;
+  size_t resident_bytes;          /* pages of the file in memory now (mincore: the page cache,
+                                     shared, whether or not this process touched them) */
+  size_t deallocations_ignored;   /* ms_deallocate calls on archived blocks */
+} ms_archive_stats_t;
+
 typedef struct ms_stats {
   ms_space_stats_t space[2];      /* indexed by ms_space_t */
   ms_space_stats_t total;
@@ -221,6 +266,8 @@ typedef struct ms_stats {
   size_t loaders_by_kind[MS_LOADER_KIND_COUNT];
   size_t commit_granule_bytes;
   size_t commits, uncommits;      /* calls into the kernel so far */
+  /* ---- appended after the first 0.2 layout ---- */
+  ms_archive_stats_t archive;     /* the class-data archive; all 0 when none is mapped */
 } ms_stats_t;
 
 /* The library fills in the first out_size bytes (sizeof(ms_stats_t) of the caller's header), so
@@ -320,6 +367,47 @@ const char* ms_error_name(ms_error_t e) MS__NOEXCEPT;
 /* ms_allocate as a real, exported function: for FFI callers (Python, Rust, Go...), compilers
  * without GNU builtins and anyone who cannot compile the inline fast path. Same contract. */
 void* ms_alloc(ms_loader_t* loader, ms_space_t space, size_t bytes) MS__NOEXCEPT;
+
+/* ---- Class-data archive (docs/archive.md) ----
+ * Dump: a runtime fills a builder the way it fills a loader, then writes a file. At start-up
+ * ms_create (settings.archive_path) maps that file copy-on-write directly below the class space,
+ * so that one narrow base and shift cover archived and new classes; if its base is taken it is
+ * mapped elsewhere and every marked pointer is moved by the difference. Archived blocks are never
+ * freed. */
+typedef struct ms_archive_builder ms_archive_builder_t;
+
+#define MS_ARCHIVE_DEFAULT_BASE ((uintptr_t)0x800000000) /* 32 GiB, as HotSpot's SharedBaseAddress */
+
+/* A builder for the settings the archive will be mapped with (class alignment, class space size
+ * and root chunk size must match at ms_create; NULL: defaults). requested_base: where the file is
+ * meant to be mapped, aligned to the root chunk size; 0: MS_ARCHIVE_DEFAULT_BASE. */
+ms_archive_builder_t* ms_archive_begin(const ms_settings_t* settings,
+                                       uintptr_t requested_base) MS__NOEXCEPT;
+/* A zeroed block of the archive: class space (aligned to the class alignment) or non-class. */
+void* ms_archive_allocate(ms_archive_builder_t* builder, ms_space_t space, size_t bytes) MS__NOEXCEPT;
+/* `slot`, an aligned word inside a block, holds (by ms_archive_write) NULL or a pointer into a
+ * block of this builder; it is rewritten to the block's mapped address. */
+ms_error_t ms_archive_mark_pointer(ms_archive_builder_t* builder, void* slot) MS__NOEXCEPT;
+/* `slot`, 4-byte aligned inside a block, holds 0 or ms_archive_encode_class of a class block. */
+ms_error_t ms_archive_mark_narrow_class(ms_archive_builder_t* builder, void* slot) MS__NOEXCEPT;
+/* The narrow class pointer `klass` will have once mapped (ms_encode_class then returns the same);
+ * 0 with MS_ERR_INVALID_ARGUMENT if it is not a class block of this builder. */
+uint32_t ms_archive_encode_class(ms_archive_builder_t* builder, const void* klass) MS__NOEXCEPT;
+/* Names a block (names up to 55 bytes; a name set again is replaced). */
+ms_error_t ms_archive_set_root(ms_archive_builder_t* builder, const char* name,
+                               const void* block) MS__NOEXCEPT;
+/* Writes the file (to path.tmp, renamed over path). The builder stays usable. */
+ms_error_t ms_archive_write(ms_archive_builder_t* builder, const char* path) MS__NOEXCEPT;
+void ms_archive_discard(ms_archive_builder_t* builder) MS__NOEXCEPT;
+
+/* The block named `name` in the mapped archive; NULL (MS_ERR_INVALID_ARGUMENT) if none. */
+void* ms_archive_root(ms_metaspace_t* ms, const char* name) MS__NOEXCEPT;
+/* 1 if p lies in the mapped archive (a range check). */
+int ms_is_archived(const ms_metaspace_t* ms, const void* p) MS__NOEXCEPT;
+/* MS_OK if the archive asked for is mapped (or none was asked for); else the MS_ERR_ARCHIVE_*
+ * (or reservation) error that kept it out under MS_ARCHIVE_AUTO, with the sentence in *reason
+ * (valid while ms lives; reason may be NULL). */
+ms_error_t ms_archive_status(ms_metaspace_t* ms, const char** reason) MS__NOEXCEPT;
 
 /* ---- inline fast path ----
  * Private layout: only this header's inline code may touch it. It is part of the ABI of one

@@ -48,6 +48,13 @@ class Settings {
     return *this;
   }
   Settings& checked(bool on) noexcept { s_.checked = on ? 1 : 0; return *this; }
+  // A class-data archive to map (docs/archive.md); `path` must live until the Metaspace exists.
+  Settings& archive(const char* path, int policy = MS_ARCHIVE_AUTO, bool verify = true) noexcept {
+    s_.archive_path = path;
+    s_.archive_policy = policy;
+    s_.archive_verify = verify ? 1 : 0;
+    return *this;
+  }
   // METASPACE_OPTIONS-style text ("granule=16k,reclaim=aggressive"); throws Error if refused.
   Settings& options(const char* text) {
     ms_error_t e = ms_settings_parse(&s_, text);
@@ -183,6 +190,47 @@ class Metaspace {
   }
 
   detail::SharedMetaspace ms_;
+};
+
+// Dump time of a class-data archive (docs/archive.md): the builder, discarded when destroyed.
+class ArchiveBuilder {
+ public:
+  // Throws Error if the settings are refused or no address space is left.
+  explicit ArchiveBuilder(const ms_settings_t* settings = nullptr, uintptr_t requested_base = 0)
+      : b_(ms_archive_begin(settings, requested_base)) {
+    if (b_ == nullptr) throw Error(ms_last_error());
+  }
+  ArchiveBuilder(ArchiveBuilder&& o) noexcept : b_(std::exchange(o.b_, nullptr)) {}
+  ArchiveBuilder& operator=(ArchiveBuilder&& o) noexcept {
+    if (this != &o) {
+      ms_archive_discard(b_);
+      b_ = std::exchange(o.b_, nullptr);
+    }
+    return *this;
+  }
+  ~ArchiveBuilder() { ms_archive_discard(b_); }
+
+  // NULL on failure (ms_last_error), like ms_archive_allocate.
+  void* allocate(ms_space_t space, size_t bytes) noexcept {
+    return ms_archive_allocate(b_, space, bytes);
+  }
+  ms_error_t mark_pointer(void* slot) noexcept { return ms_archive_mark_pointer(b_, slot); }
+  ms_error_t mark_narrow_class(void* slot) noexcept {
+    return ms_archive_mark_narrow_class(b_, slot);
+  }
+  uint32_t encode_class(const void* klass) noexcept { return ms_archive_encode_class(b_, klass); }
+  ms_error_t set_root(const char* name, const void* block) noexcept {
+    return ms_archive_set_root(b_, name, block);
+  }
+  // Throws Error if the file cannot be written or a marked slot holds a foreign value.
+  void write(const char* path) {
+    ms_error_t e = ms_archive_write(b_, path);
+    if (e != MS_OK) throw Error(e);
+  }
+  ms_archive_builder_t* get() const noexcept { return b_; }
+
+ private:
+  ms_archive_builder_t* b_;
 };
 
 }  // namespace ms

@@ -144,7 +144,14 @@ void* ms_alloc(ms_loader_t* loader, ms_space_t space, size_t bytes) noexcept {
 ms_error_t ms_deallocate(ms_loader_t* loader, void* p, size_t bytes) noexcept {
   return barrier_error("ms_deallocate", [&] {
     LoaderMetaspace* l = loader_of(loader);
-    return l != nullptr ? l->deallocate(p, bytes) : ms_last_error();
+    if (l == nullptr) return ms_last_error();
+    // Archived blocks are never freed (they are the file's pages): ignored, counted.
+    auto* archive = reinterpret_cast<Metaspace*>(l->owner())->archive();
+    if (archive != nullptr && archive->contains(p)) {
+      archive->count_ignored_deallocation();
+      return MS_OK;
+    }
+    return l->deallocate(p, bytes);
   });
 }
 
@@ -164,7 +171,7 @@ void* ms_decode_class(const ms_metaspace_t* ms, uint32_t narrow) noexcept {
 }
 
 uintptr_t ms_class_space_base(const ms_metaspace_t* ms) noexcept {
-  return from_handle(ms)->class_space().base();
+  return from_handle(ms)->class_space().encoding_base();
 }
 
 unsigned ms_class_shift(const ms_metaspace_t* ms) noexcept {

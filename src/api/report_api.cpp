@@ -47,6 +47,8 @@ ms_error_t report(ms_metaspace_t* handle, FILE* out, const ms_report_options_t* 
   metaspace::ReportInput in{snapshot,      ms->settings(),   cs.base(),
                             cs.bytes(),    cs.shift(),       cs.narrow_bits(),
                             ms->limiter().threshold_bytes()};
+  in.archive_path = ms->settings().archive_path;
+  in.archive_error = ms->archive_status(&in.archive_reason);
   formatter(out, in, o);
   return MS_OK;
 }

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -21,7 +23,17 @@ namespace {
 constexpr const char* kVariable = "METASPACE_OPTIONS";
 constexpr const char* kKnownKeys =
     "reclaim, granule, root_chunk, node, class_space, class_base, class_alignment, "
-    "max_committed, gc_threshold, checked, report_at_exit, verbose";
+    "max_committed, gc_threshold, checked, report_at_exit, verbose, archive, archive_policy, "
+    "archive_verify";
+
+// An archive path from text must outlive the text: kept for the life of the process, once per
+// distinct path (a process names a handful).
+const char* interned_path(std::string_view path) {
+  static std::mutex lock;
+  static std::set<std::string, std::less<>>* paths = new std::set<std::string, std::less<>>();
+  std::lock_guard<std::mutex> guard(lock);
+  return paths->emplace(path).first->c_str();
+}
 
 // "16k", "4m", "1g", "4096", "0x40000000": binary suffixes, no overflow.
 bool parse_bytes(std::string_view text, size_t* out) {
@@ -99,6 +111,18 @@ bool apply(std::string_view key, std::string_view value, ms_settings_t* s) {
     return true;
   }
   if (key == "checked") return parse_flag(value, &s->checked) || bad("0 or 1");
+  if (key == "archive") {
+    if (value.empty()) return bad("a path");
+    s->archive_path = interned_path(value);
+    return true;
+  }
+  if (key == "archive_policy") {
+    if (value == "auto") s->archive_policy = MS_ARCHIVE_AUTO;
+    else if (value == "require") s->archive_policy = MS_ARCHIVE_REQUIRE;
+    else return bad("auto or require");
+    return true;
+  }
+  if (key == "archive_verify") return parse_flag(value, &s->archive_verify) || bad("0 or 1");
   if (key == "verbose") return parse_flag(value, &s->verbose) || bad("0 or 1");
   if (key == "report_at_exit") {
     if (value == "none" || value == "0") s->report_at_exit = MS_REPORT_NONE;

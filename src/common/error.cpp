@@ -75,6 +75,12 @@ const char* ms_error_name(ms_error_t e) noexcept {
     case MS_ERR_DESTROYED: return "loader destroyed";
     case MS_ERR_CORRUPTED: return "corrupted";
     case MS_ERR_OUT_OF_MEMORY: return "out of memory";
+    case MS_ERR_ARCHIVE_IO: return "archive I/O error";
+    case MS_ERR_ARCHIVE_FORMAT: return "not a valid archive";
+    case MS_ERR_ARCHIVE_VERSION: return "archive version mismatch";
+    case MS_ERR_ARCHIVE_MISMATCH: return "archive settings mismatch";
+    case MS_ERR_ARCHIVE_CHECKSUM: return "archive checksum mismatch";
+    case MS_ERR_ARCHIVE_CHANGED: return "archive changed while mapped";
   }
   return "unknown error";
 }

@@ -19,6 +19,7 @@ ClassSpace::ClassSpace(const NodeGeometry& geometry, CommitLimiter& limiter,
   if (!context_->ok()) return;
   const VirtualSpaceNode& node = *context_->vslist().nodes().front();
   base_ = reinterpret_cast<uintptr_t>(node.base());
+  encoding_base_ = base_;
   bytes_ = node.reserved_bytes();
   ChunkManager& chunks = context_->chunks();
   // Uncommitted whatever the policy: the pre-elastic one commits every chunk it hands out, and a
@@ -45,7 +46,7 @@ bool ClassSpace::verify() const {
 }
 
 unsigned ClassSpace::narrow_bits() const {
-  return log2_ceil(bytes_ >> shift_);
+  return log2_ceil((base_ + bytes_ - encoding_base_) >> shift_);
 }
 
 }  // namespace metaspace

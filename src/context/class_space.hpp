@@ -27,6 +27,11 @@ class ClassSpace {
   const Context& context() const { return *context_; }
 
   uintptr_t base() const { return base_; }
+  // The base of narrow pointers: the class space's own base, or the start of a class-data
+  // archive mapped right below it (src/archive/archive_mapping.hpp), which then shares the
+  // encoding. `below` bytes lie between the encoding base and base().
+  uintptr_t encoding_base() const { return encoding_base_; }
+  void set_encoding_base(uintptr_t encoding_base) { encoding_base_ = encoding_base; }
   size_t bytes() const { return bytes_; }
   unsigned shift() const { return shift_; }
   // Bits a narrow pointer needs to name every aligned slot of the space.
@@ -40,16 +45,18 @@ class ClassSpace {
 
   uint32_t encode(const void* p) const {
     return p == nullptr ? 0
-                        : static_cast<uint32_t>((reinterpret_cast<uintptr_t>(p) - base_) >> shift_);
+                        : static_cast<uint32_t>((reinterpret_cast<uintptr_t>(p) - encoding_base_) >> shift_);
   }
   void* decode(uint32_t narrow) const {
-    return narrow == 0 ? nullptr : reinterpret_cast<void*>(base_ + (uintptr_t{narrow} << shift_));
+    return narrow == 0 ? nullptr
+                       : reinterpret_cast<void*>(encoding_base_ + (uintptr_t{narrow} << shift_));
   }
 
  private:
   std::unique_ptr<Context> context_;
   Chunk* guard_ = nullptr;
   uintptr_t base_ = 0;
+  uintptr_t encoding_base_ = 0;  // base_ unless an archive lies below
   size_t bytes_ = 0;
   unsigned shift_ = 3;
 };

@@ -14,6 +14,7 @@ std::unique_ptr<Metaspace> Metaspace::create(const ms_settings_t& requested) {
   ms_settings_t settings;
   if (complete_settings(requested, &settings) != MS_OK) return nullptr;
   std::unique_ptr<Metaspace> ms(new Metaspace(settings));
+  if (ms->archive_refused_) return nullptr;  // MS_ARCHIVE_REQUIRE: the refusal is recorded
   // The reservations left their error.
   if (!ms->class_space_->ok() || !ms->nonclass_->ok()) return nullptr;
   return ms;
@@ -31,8 +32,22 @@ Metaspace::Metaspace(const ms_settings_t& settings)
                         .protect_uncommitted = protect};
   NodeGeometry klass = nonclass;
   klass.reserve_bytes = settings.class_space_bytes;
-  class_space_ = std::make_unique<ClassSpace>(klass, limiter_, policy, settings.class_space_base,
+  uintptr_t class_wish = settings.class_space_base;
+  if (settings.archive_path != nullptr && !map_archive(&class_wish)) return;
+  class_space_ = std::make_unique<ClassSpace>(klass, limiter_, policy, class_wish,
                                               settings.class_alignment_bytes);
+  if (archive_ != nullptr && class_space_->ok()) {
+    if (class_space_->base() == class_wish) {
+      class_space_->set_encoding_base(archive_->base());
+    } else {
+      // Someone took the range between the archive's release of it and the class space's
+      // reservation: the two are not adjacent, so narrow pointers cannot cover both.
+      fail(MS_ERR_RESERVE_FAILED, "archive %s: the class space could not be placed right above "
+           "it at %#zx", archive_path_.c_str(), static_cast<size_t>(class_wish));
+      archive_.reset();
+      if (!leave_out_archive()) return;
+    }
+  }
   limiter_.set_policy({settings.gc_min_free_percent, settings.gc_max_free_percent,
                        settings.gc_min_expansion_bytes, settings.commit_granule_bytes});
   // The class space first: it may ask for a base address, and no other reservation may take
@@ -53,6 +68,35 @@ Metaspace::Metaspace(const ms_settings_t& settings)
 }
 
 void Metaspace::free_loader_object(LoaderMetaspace* l) { loader_slabs().destroy(l); }
+
+bool Metaspace::map_archive(uintptr_t* class_wish) {
+  archive_path_ = settings_.archive_path;
+  settings_.archive_path = archive_path_.c_str();  // the caller's string may not outlive us
+  archive::MapRequest request;
+  request.path = archive_path_.c_str();
+  request.class_alignment_bytes = settings_.class_alignment_bytes;
+  request.class_space_bytes = settings_.class_space_bytes;
+  request.root_chunk_bytes = settings_.root_chunk_bytes;
+  request.class_space_base = settings_.class_space_base;
+  request.verify_data = settings_.archive_verify != 0;
+  archive_ = archive::ArchiveMapping::map(request);
+  if (archive_ == nullptr) return leave_out_archive();
+  archive_->release_class_space_range();
+  *class_wish = archive_->class_space_wish();
+  return true;
+}
+
+bool Metaspace::leave_out_archive() {
+  archive_error_ = ms_last_error();
+  archive_reason_ = ms_last_error_text();
+  if (settings_.archive_policy == MS_ARCHIVE_REQUIRE) {
+    archive_refused_ = true;
+    return false;
+  }
+  clear_error();
+  note("%s; going on without it (archive_policy=auto)", archive_reason_.c_str());
+  return true;
+}
 
 Metaspace::~Metaspace() {
   // Arenas first (they return chunks), then the spaces unmap everything.
@@ -257,6 +301,7 @@ Snapshot Metaspace::snapshot(const SnapshotOptions& options) {
     t.loaders = live_count_;
     for (int k = 0; k < MS_LOADER_KIND_COUNT; k++) t.loaders_by_kind[k] = live_by_kind_[k];
   }
+  if (archive_ != nullptr) t.archive = archive_->stats();
   t.chunk_levels = static_cast<unsigned>(nonclass_->chunks().geometry().levels());
   t.commit_granule_bytes = settings_.commit_granule_bytes;
   return snap;
@@ -308,6 +353,7 @@ ms_error_t Metaspace::verify() {
         !micro_pool_->verify()) {
       return false;
     }
+    if (archive_ != nullptr && !archive_->verify()) return false;
     uint64_t va[2], vb[2];
     bool quiet = versions(va);
     Snapshot snap = snapshot();

@@ -10,8 +10,10 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
+#include "archive/archive_mapping.hpp"
 #include "commit/commit_limiter.hpp"
 #include "context/class_space.hpp"
 #include "context/context.hpp"
@@ -45,6 +47,14 @@ class Metaspace {
   ClassSpace& class_space() { return *class_space_; }
   const ClassSpace& class_space() const { return *class_space_; }
   MicroPool& micro_pool() { return *micro_pool_; }
+  // The class-data archive, or null (none asked for, or left out: archive_status says why).
+  archive::ArchiveMapping* archive() { return archive_.get(); }
+  const archive::ArchiveMapping* archive() const { return archive_.get(); }
+  // MS_OK, or why the archive asked for was left out (the sentence in *reason).
+  ms_error_t archive_status(const char** reason) const {
+    if (reason != nullptr) *reason = archive_reason_.c_str();
+    return archive_error_;
+  }
 
   LoaderMetaspace* create_loader(ms_loader_kind_t kind, unsigned flags);
   ms_error_t destroy_loader(LoaderMetaspace* loader);
@@ -77,6 +87,11 @@ class Metaspace {
   // Loader objects live in the non-class space's bookkeeping (counted, returned when free).
   SlabAllocator& loader_slabs() { return nonclass_->bookkeeping(); }
   void free_loader_object(LoaderMetaspace* l);
+  // Maps settings_.archive_path and sets *class_wish right above it. A refusal is recorded for
+  // archive_status; false only if the policy is MS_ARCHIVE_REQUIRE (error recorded).
+  bool map_archive(uintptr_t* class_wish);
+  // Records why the archive is left out; false (and archive_refused_) under MS_ARCHIVE_REQUIRE.
+  bool leave_out_archive();
 
   ms_settings_t settings_;
   CommitLimiter limiter_;
@@ -84,6 +99,12 @@ class Metaspace {
   std::unique_ptr<ClassSpace> class_space_;
   std::unique_ptr<MicroPool> micro_pool_;
   std::unique_ptr<LoaderEnvironment> loader_env_;  // what every loader refers to
+  // The class-data archive (after the class space in destruction: its range lies right below).
+  std::string archive_path_;
+  std::unique_ptr<archive::ArchiveMapping> archive_;
+  ms_error_t archive_error_ = MS_OK;
+  std::string archive_reason_;
+  bool archive_refused_ = false;
 
   mutable std::mutex registry_lock_;
   LoaderMetaspace* live_ = nullptr;  // owned; doubly linked through prev_/next_

@@ -30,6 +30,9 @@ ms_settings_t default_settings() {
   s.gc_min_free_percent = 40;
   s.gc_max_free_percent = 70;
   s.gc_min_expansion_bytes = 256 * KiB;
+  s.archive_path = nullptr;
+  s.archive_policy = MS_ARCHIVE_AUTO;
+  s.archive_verify = 1;
   return s;
 }
 
@@ -98,6 +101,13 @@ ms_error_t complete_settings(const ms_settings_t& in, ms_settings_t* out) {
     return fail(MS_ERR_INVALID_ARGUMENT, "GC free ratios %u..%u percent: the minimum must be "
                 "0..99 and the maximum from the minimum to 100 (all GC policy fields 0: a "
                 "fixed threshold)", s.gc_min_free_percent, s.gc_max_free_percent);
+  }
+  if (s.archive_policy != MS_ARCHIVE_AUTO && s.archive_policy != MS_ARCHIVE_REQUIRE) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "archive policy %d: must be MS_ARCHIVE_AUTO (0) or "
+                "MS_ARCHIVE_REQUIRE (1)", s.archive_policy);
+  }
+  if (s.archive_verify != 0 && s.archive_verify != 1) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "archive_verify %d: must be 0 or 1", s.archive_verify);
   }
   *out = s;
   return MS_OK;

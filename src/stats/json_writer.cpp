@@ -65,6 +65,11 @@ void JsonWriter::number(const char* key, uint64_t value) {
   std::fprintf(out_, "%" PRIu64, value);
 }
 
+void JsonWriter::signed_number(const char* key, int64_t value) {
+  prefix(key);
+  std::fprintf(out_, "%" PRId64, value);
+}
+
 void JsonWriter::string(const char* key, const char* value) {
   prefix(key);
   quoted(value);

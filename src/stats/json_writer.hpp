@@ -19,6 +19,7 @@ class JsonWriter {
   void begin_array(const char* key = nullptr);
   void end_array();
   void number(const char* key, uint64_t value);
+  void signed_number(const char* key, int64_t value);
   void string(const char* key, const char* value);
   void boolean(const char* key, bool value);
 

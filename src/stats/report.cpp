@@ -34,6 +34,7 @@ class TextReport {
     virtual_space();
     chunk_freelists();
     waste();
+    archive_section();
     settings();
   }
 
@@ -201,6 +202,33 @@ class TextReport {
     waste_row("overhead (bookkeeping):", &ms_space_stats_t::overhead_bytes);
     std::fprintf(out_, "  (overhead: loader objects, chunk headers, free-block structures, in "
                        "committed)\n\n");
+  }
+
+  // The archive is the file's pages, not committed memory of either space: its own section.
+  void archive_section() {
+    if (in_.archive_path == nullptr) return;
+    const ms_archive_stats_t& a = totals_.archive;
+    std::fprintf(out_, "Archive: %s\n", in_.archive_path);
+    if (!a.mapped) {
+      std::fprintf(out_, "  not mapped: %s (%s)\n\n", in_.archive_reason,
+                   ms_error_name(in_.archive_error));
+      return;
+    }
+    std::fprintf(out_, "  mapped at %#llx, %s (requested %#llx, relocation delta %+lld, %zu "
+                       "pointers)\n",
+                 static_cast<unsigned long long>(a.base), a.relocated ? "relocated" : "not relocated",
+                 static_cast<unsigned long long>(a.requested_base),
+                 static_cast<long long>(a.relocation_delta), a.pointers);
+    std::fprintf(out_, "  %-10s %12s %12s\n", "", "region", "used");
+    std::fprintf(out_, "  %-10s %12s %12s\n", "class:", sz(a.class_region_bytes).c_str(),
+                 sz(a.used_bytes[MS_SPACE_CLASS]).c_str());
+    std::fprintf(out_, "  %-10s %12s %12s\n", "non-class:", sz(a.nonclass_region_bytes).c_str(),
+                 sz(a.used_bytes[MS_SPACE_NONCLASS]).c_str());
+    std::fprintf(out_, "  file %s, reserved %s, resident %s; %zu narrow class pointers, %zu roots, "
+                       "%zu deallocations ignored\n\n",
+                 sz(a.file_bytes).c_str(), sz(a.reserved_bytes).c_str(),
+                 sz(a.resident_bytes).c_str(), a.narrow_pointers, a.roots,
+                 a.deallocations_ignored);
   }
 
   void settings() {

@@ -23,6 +23,10 @@ struct ReportInput {
   unsigned class_shift;
   unsigned narrow_class_bits;
   size_t gc_threshold_bytes;  // current: ms_set_gc_threshold may have changed the setting
+  // The class-data archive asked for (null: none) and why it is not mapped (MS_OK: it is).
+  const char* archive_path = nullptr;
+  ms_error_t archive_error = MS_OK;
+  const char* archive_reason = "";
 };
 
 // What NULL options mean: dynamic scale, per-kind table and per-level freelists, no per-loader

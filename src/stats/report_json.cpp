@@ -67,6 +67,34 @@ void settings(JsonWriter& j, const ReportInput& in) {
   j.end_object();
 }
 
+void archive_object(JsonWriter& j, const ReportInput& in) {
+  const ms_archive_stats_t& a = in.snapshot.totals.archive;
+  j.begin_object("archive");
+  j.string("path", in.archive_path);
+  j.boolean("mapped", a.mapped != 0);
+  if (!a.mapped) {
+    j.string("error", ms_error_name(in.archive_error));
+    j.string("reason", in.archive_reason);
+  } else {
+    j.number("base", a.base);
+    j.number("requested_base", a.requested_base);
+    j.boolean("relocated", a.relocated != 0);
+    j.signed_number("relocation_delta", a.relocation_delta);
+    j.number("file_bytes", a.file_bytes);
+    j.number("reserved_bytes", a.reserved_bytes);
+    j.number("class_region_bytes", a.class_region_bytes);
+    j.number("nonclass_region_bytes", a.nonclass_region_bytes);
+    j.number("class_used_bytes", a.used_bytes[MS_SPACE_CLASS]);
+    j.number("nonclass_used_bytes", a.used_bytes[MS_SPACE_NONCLASS]);
+    j.number("pointers", a.pointers);
+    j.number("narrow_pointers", a.narrow_pointers);
+    j.number("roots", a.roots);
+    j.number("resident_bytes", a.resident_bytes);
+    j.number("deallocations_ignored", a.deallocations_ignored);
+  }
+  j.end_object();
+}
+
 void per_kind(JsonWriter& j, const std::vector<LoaderStats>& loaders) {
   auto kinds = stats_by_kind(loaders);
   j.begin_array("kinds");
@@ -147,6 +175,7 @@ void write_report_json(FILE* out, const ReportInput& in, const ms_report_options
   for (int s = 0; s < 2; s++) space(j, kSpaceKeys[s], t.space[s], t.chunk_levels, root, options.free_lists);
   space(j, "total", t.total, t.chunk_levels, root, options.free_lists);
   j.end_object();
+  if (in.archive_path != nullptr) archive_object(j, in);
   if (options.per_kind) per_kind(j, in.snapshot.loaders);
   if (options.per_loader) per_loader(j, in.snapshot.loaders, t.chunk_levels, root);
   j.end_object();

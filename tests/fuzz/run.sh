@@ -30,7 +30,7 @@ fi
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMETASPACE_SANITIZE=address,undefined -DMETASPACE_FUZZER=ON \
   -DMETASPACE_LAB=OFF -DMETASPACE_BENCH=OFF >/dev/null || exit 1
-cmake --build "$build" --target api_fuzzer -j2 >/dev/null || { cmake --build "$build" --target api_fuzzer; exit 1; }
+cmake --build "$build" --target api_fuzzer archive_fuzzer -j2 >/dev/null || { cmake --build "$build" --target api_fuzzer archive_fuzzer; exit 1; }
 
 work="$probe/work"
 mkdir -p "$work/corpus" "$build/artifacts"
@@ -49,3 +49,18 @@ fi
 grep -E "^(#[0-9]+ *DONE|stat::|api_fuzzer:)" "$work/log"
 awk -v n="${execs:-0}" -v s="$start" -v e="$end" -v c="$(ls "$work/corpus" | wc -l)" \
   'BEGIN { printf "fuzz: %d executions in %.0f s (%.0f exec/s), corpus grew to %d inputs, no crash\n", n, e - s, n / (e - s), c }'
+
+# The archive reader (files from the input), a sixth of the time, at least 5 s.
+archive_seconds=$(( seconds / 6 > 5 ? seconds / 6 : 5 ))
+mkdir -p "$work/archive_corpus"
+"$build/tests/fuzz/archive_fuzzer" -max_total_time="$archive_seconds" -print_final_stats=1 -timeout=30 \
+  -rss_limit_mb=4096 -max_len=256 -artifact_prefix="$build/artifacts/archive-" "$work/archive_corpus" \
+  >"$work/archive_log" 2>&1
+rc=$?
+aexecs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/archive_log" | tail -1)
+if [ "$rc" -ne 0 ]; then
+  tail -60 "$work/archive_log"
+  echo "fuzz: archive_fuzzer FAILED (exit $rc) after ${aexecs:-?} executions; input in $build/artifacts/"
+  exit 1
+fi
+echo "fuzz: archive_fuzzer: ${aexecs:-0} executions in ${archive_seconds} s, no crash"

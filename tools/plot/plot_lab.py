@@ -53,7 +53,43 @@ HOTSPOT = dict(color="#555555", linewidth=3, alpha=0.5, marker="*", markersize=1
 def style(name, n_points=0):
     color, line, marker = STYLES.get(name, ("#7f7f7f", "-", "."))
     every = max(1, n_points // 30) if n_points else 1
-    return dict(color=color, linestyle=line, marker=marker, markersize=5, linewidth=1.6, markevery=every)
+    # Backends drawn earlier get larger markers, so one that coincides with a later one (elastic
+    # under elastic-16k and live, malloc under malloc-trim) still shows a rim around it.
+    order = list(STYLES).index(name) if name in STYLES else len(STYLES)
+    return dict(color=color, linestyle=line, marker=marker, markersize=8.5 - 0.45 * order, linewidth=1.6,
+                markevery=every)
+
+
+def same_as(ys, drawn):
+    """The name of an already drawn series equal to ys within 0.5 % at every point, or None: the
+    legend then says so, since the later line covers the earlier one."""
+    for name, other in drawn.items():
+        if len(other) == len(ys) and all((a != a and b != b) or (a == a and b == b and abs(a - b) <= 0.005 * max(abs(b), 1e-9))
+                                         for a, b in zip(ys, other)):
+            return name
+    return None
+
+
+def draw_clipped(ax, xs, ys, top, label, **st):
+    """Draws a series on an axis that ends at `top`. Points above it leave the line and show as an
+    up-triangle on the top edge, so a clipped series is never taken for one that stops. Returns the
+    largest value above `top`, or None when everything fits."""
+    inside = [y if y == y and y <= top else math.nan for y in ys]
+    above = [(x, y) for x, y in zip(xs, ys) if y == y and y > top]
+    ax.plot(xs, inside, label=label, **st)
+    if not above:
+        return None
+    ax.plot([x for x, _ in above], [top] * len(above), linestyle="none", marker="^", color=st["color"],
+            markersize=9, markeredgecolor="black", markeredgewidth=0.5, clip_on=False, zorder=6)
+    return max(y for _, y in above)
+
+
+def beyond_note(beyond, top, unit=""):
+    """'▲ beyond 2.0: mimalloc (max 42.9), ...' for the panel title, or ''."""
+    if not beyond:
+        return ""
+    parts = ", ".join(f"{name} {value:.1f}{unit}" for name, value in sorted(beyond.items(), key=lambda kv: kv[1]))
+    return f"\n\u25b2 on the top edge = beyond {top:.1f}{unit}, max: {parts}"
 
 
 def label(sample):
@@ -108,7 +144,10 @@ def axes_by(ax_list, xs, label, xlabel):
 
 
 def plot_over_steps(run, out):
-    backends = [b for b in run["backends"] if b["samples"]]
+    # `repeat` samples (spikes: the timed rounds after the sampled one) are timings on a fresh
+    # backend with nothing live: not points of the memory curve.
+    backends = [dict(b, samples=[s for s in b["samples"] if s["phase"] != "repeat"])
+                for b in run["backends"] if b["samples"]]
     steps = [label(s) for s in backends[0]["samples"]]
     index = {name: i for i, name in enumerate(steps)}
     n = len(steps)
@@ -123,60 +162,88 @@ def plot_over_steps(run, out):
         return xs, ys
 
     fig, (ax_mem, ax_ratio, ax_rss) = plt.subplots(
-        3, 1, figsize=(13, 13), sharex=True, gridspec_kw={"height_ratios": [3, 2, 2]})
+        3, 1, figsize=(13, 14), sharex=True, gridspec_kw={"height_ratios": [3, 2, 2]})
+
+    def ratio_of(s):
+        return footprint(s) / s["live"] if s["live"] else math.nan
+
+    # The axes end where the library, live and HotSpot stay readable: an allocator that holds many
+    # times live (mimalloc's 64 MiB segments on an 8 MiB trace) would squash them into one line.
+    live_peak = max(s["live"] for s in backends[0]["samples"]) / MIB
+    refs = [r for r in run.get("references", []) if series(r["samples"], lambda s: 0)[0]]
+    hotspot_peak = max([s["committed"] / MIB for r in refs for s in r["samples"]] + [0])
+    elastic_peak = max([footprint(s) / MIB for b in backends if b["name"].startswith("elastic")
+                        for s in b["samples"]] + [0])
+    mem_top = 1.5 * max(live_peak, hotspot_peak, elastic_peak, 1e-9)
+
+    hotspot_ratios = []
+    for ref in refs:
+        _, r = series(ref["samples"], lambda s: s["committed"] / s["used"] if s["used"] else math.nan)
+        hotspot_ratios += [y for y in r if y == y]
+        if any(s["live"] != s["used"] for s in ref["samples"]):
+            ok = {label(s) for s in judged(ref["samples"], lambda s: s["live"])}
+            _, r = series(ref["samples"], lambda s: s["committed"] / s["live"] if label(s) in ok else math.nan)
+            hotspot_ratios += [y for y in r if y == y]
+    focus = [y for b in backends if b["name"].startswith("elastic") for y in series(b["samples"], ratio_of)[1]
+             if y == y]
+    ratio_top = max([2.0] + [1.15 * y for y in focus + hotspot_ratios])
+
     xs, ys = series(backends[0]["samples"], lambda s: s["live"] / MIB)
     ax_mem.plot(xs, ys, color="black", linestyle="--", linewidth=2.5, label="live (requested, not freed)", zorder=1)
-    shown = []
+    mem_beyond, ratio_beyond, rss_beyond = {}, {}, {}
+    elastic_rss = max([s["rss"] / MIB for b in backends if b["name"].startswith("elastic") for s in b["samples"]] + [0])
+    rss_top = 1.5 * max(live_peak, elastic_rss, 1e-9)
+    drawn_mem, drawn_ratio, drawn_rss = {}, {}, {}
+
+    def named(name, ys, drawn, suffix=""):
+        twin = same_as(ys, drawn)
+        drawn[name] = ys
+        return f"{name}{suffix}" + (f" (same as {twin})" if twin else "")
+
     for b in backends:
         st = style(b["name"], n)
         xs, ys = series(b["samples"], lambda s: footprint(s) / MIB)
-        ax_mem.plot(xs, ys, label=f"{b['name']} footprint", zorder=3, **st)
+        high = draw_clipped(ax_mem, xs, ys, mem_top, named(b["name"], ys, drawn_mem, " footprint"), zorder=3, **st)
+        if high is not None:
+            mem_beyond[b["name"]] = high
         ok = {label(s) for s in judged(b["samples"], lambda s: s["live"])}
-        xs, ys = series(b["samples"], lambda s: footprint(s) / s["live"] if label(s) in ok else math.nan)
-        ax_ratio.plot(xs, ys, label=b["name"], zorder=3, **st)
-        shown += [y for y in ys if y == y]
+        xs, ys = series(b["samples"], lambda s: ratio_of(s) if label(s) in ok else math.nan)
+        high = draw_clipped(ax_ratio, xs, ys, ratio_top, named(b["name"], ys, drawn_ratio), zorder=3, **st)
+        if high is not None:
+            ratio_beyond[b["name"]] = high
         xs, ys = series(b["samples"], lambda s: s["rss"] / MIB)
-        ax_rss.plot(xs, ys, label=b["name"], zorder=3, **st)
+        high = draw_clipped(ax_rss, xs, ys, rss_top, named(b["name"], ys, drawn_rss), zorder=3, **st)
+        if high is not None:
+            rss_beyond[b["name"]] = high
 
-    hotspot_ratios = []
-    for ref in run.get("references", []):
+    for ref in refs:
         xs, ys = series(ref["samples"], lambda s: s["committed"] / MIB)
-        if not xs:
-            continue
         ax_mem.plot(xs, ys, label=f"{ref['name']} committed", **HOTSPOT)
         own_live = any(s["live"] != s["used"] for s in ref["samples"])
         _, used = series(ref["samples"], lambda s: s["used"] / MIB)
         ax_mem.plot(xs, used, color="#555555", linewidth=1.2, linestyle=":", label=f"{ref['name']} used")
         _, r = series(ref["samples"], lambda s: s["committed"] / s["used"] if s["used"] else math.nan)
         ax_ratio.plot(xs, r, label=f"{ref['name']} committed/used (its own)", **HOTSPOT)
-        hotspot_ratios += [y for y in r if y == y]
         if own_live:
             ok = {label(s) for s in judged(ref["samples"], lambda s: s["live"])}
             _, r = series(ref["samples"], lambda s: s["committed"] / s["live"] if label(s) in ok else math.nan)
             ax_ratio.plot(xs, r, color="#555555", linewidth=1.5, linestyle="--", marker="*", markersize=6,
                           label=f"{ref['name']} committed / trace live")
-            hotspot_ratios += [y for y in r if y == y]
 
     ax_ratio.axhline(ELASTIC_GOAL, color="green", linewidth=1, linestyle="--", label=f"goal {ELASTIC_GOAL}")
-    # A linear axis clipped where elastic and HotSpot can still be told apart; what goes beyond
-    # (malloc holding its heap after everything died) is named in the title, not allowed to squash
-    # the rest.
-    focus = [y for b in backends if b["name"].startswith("elastic") for y in
-             series(b["samples"], lambda s: footprint(s) / s["live"] if s["live"] else math.nan)[1] if y == y]
-    top = max([2.0] + [1.15 * y for y in focus + hotspot_ratios])
-    top = min(top, max(shown + hotspot_ratios + [2.0]) * 1.05)
-    ax_ratio.set_ylim(0.9, top)
-    clipped = sorted({b["name"] for b in backends
-                      for y in series(b["samples"], lambda s: footprint(s) / s["live"] if s["live"] else math.nan)[1]
-                      if y == y and y > top})
-    note = f" (beyond {top:.1f}, clipped: {', '.join(clipped)})" if clipped else ""
+    ax_mem.set_ylim(bottom=min(0, ax_mem.get_ylim()[0]), top=mem_top)
+    ax_ratio.set_ylim(0.9, ratio_top)
+    note = beyond_note(ratio_beyond, ratio_top)
 
-    ax_mem.set_title(title_lines(run, "footprint against live"), fontsize=10)
+    ax_mem.set_title(title_lines(run, "footprint against live") + beyond_note(mem_beyond, mem_top, " MiB"),
+                     fontsize=10)
     ax_mem.set_ylabel("MiB")
     ax_ratio.set_title("footprint / live (samples with live below 1 % of the peak left out)" + note, fontsize=10)
     ax_ratio.set_ylabel("ratio")
     ax_rss.set_title("RSS of each backend's process above its baseline (the lab's own tables left out; "
-                     "HotSpot's whole-JVM RSS is not comparable)", fontsize=10)
+                     "HotSpot's whole-JVM RSS is not comparable)" + beyond_note(rss_beyond, rss_top, " MiB"),
+                     fontsize=10)
+    ax_rss.set_ylim(bottom=min(0, ax_rss.get_ylim()[0]), top=rss_top)
     ax_rss.set_ylabel("MiB")
     thin_xticks(ax_rss, steps)
     for ax in (ax_mem, ax_ratio, ax_rss):
@@ -288,8 +355,9 @@ def plot_summary(summary, out):
     for r in summary["rows"]:
         if r["backend"] not in backends:
             backends.append(r["backend"])
-    fig, ax = plt.subplots(figsize=(max(9, 1.6 * len(traces) + 4), 6))
+    fig, ax = plt.subplots(figsize=(max(9, 1.6 * len(traces) + 4), 6.5))
     width = 0.8 / max(1, len(backends) + 1)
+    points = {}  # name -> (xs, ys)
     for k, name in enumerate(backends):
         xs, ys = [], []
         for i, t in enumerate(traces):
@@ -297,8 +365,7 @@ def plot_summary(summary, out):
                 if r["trace"] == t and r["backend"] == name and r["max_footprint_live"] is not None:
                     xs.append(i - 0.4 + (k + 0.5) * width)
                     ys.append(r["max_footprint_live"])
-        st = style(name)
-        ax.plot(xs, ys, linestyle="none", marker=st["marker"], color=st["color"], markersize=8, label=name)
+        points[name] = (xs, ys)
     xs, own, live = [], [], []
     for i, t in enumerate(traces):
         for h in summary.get("hotspot", []):
@@ -306,20 +373,36 @@ def plot_summary(summary, out):
                 xs.append(i - 0.4 + (len(backends) + 0.5) * width)
                 own.append(h["max_committed_used"])
                 live.append(h["max_committed_live"])
+    # A linear axis over the range where the library, malloc and HotSpot differ (1.0-1.6 on the
+    # real traces, at most up to 2.2): on a log axis up to mimalloc's 40x they were one blur at 1. What lies beyond is
+    # a triangle on the top edge with its value written beside it.
+    values = [y for _, ys in points.values() for y in ys] + [y for y in own + live if y is not None]
+    top = max(1.5, min(2.2, 1.1 * max(values + [0])))
+    for k, (name, (pxs, pys)) in enumerate(points.items()):
+        st = style(name)
+        inside = [(x, y) for x, y in zip(pxs, pys) if y <= top]
+        ax.plot([x for x, _ in inside], [y for _, y in inside], linestyle="none", marker=st["marker"],
+                color=st["color"], markersize=8, label=name)
+        for x, y in zip(pxs, pys):
+            if y > top:
+                ax.plot([x], [top], linestyle="none", marker="^", color=st["color"], markersize=9,
+                        markeredgecolor="black", markeredgewidth=0.5, clip_on=False, zorder=6)
+                # Neighbouring backends' values alternate between two rows, so they never overlap.
+                ax.annotate(f"{y:.1f}", (x, top), xytext=(0, -14 - 10 * (k % 2)), textcoords="offset points",
+                            ha="center",
+                            fontsize=7, color=st["color"])
     ax.plot(xs, own, linestyle="none", marker="*", color="#555555", markersize=13, label="HotSpot committed/used")
     ax.plot([x + 0.5 * width for x in xs], live, linestyle="none", marker="*", markerfacecolor="white",
             color="#555555", markersize=13, label="HotSpot committed / trace live")
     ax.axhline(ELASTIC_GOAL, color="green", linewidth=1, linestyle="--", label=f"goal {ELASTIC_GOAL}")
-    ax.set_yscale("log")
-    plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
-    ax.yaxis.set_major_formatter(plain)
-    ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
-        lambda v, _: f"{v:g}" if f"{v:g}"[0] in "125" else ""))
+    ax.set_ylim(0.95, top)
+    ax.plot([], [], linestyle="none", marker="^", color="white", markeredgecolor="black",
+            label=f"beyond {top:.2f} (value below it)")
     ax.set_xticks(range(len(traces)))
     ax.set_xticklabels(traces, rotation=20, ha="right")
     for i in range(1, len(traces)):
         ax.axvline(i - 0.5, color="#dddddd", linewidth=1)
-    ax.set_ylabel("worst footprint / live (log)")
+    ax.set_ylabel("worst footprint / live")
     ax.grid(True, axis="y", alpha=0.3)
     legend(ax)
     head = f"metaspace-lab: worst footprint/live per trace and backend ({len(traces)} traces)"

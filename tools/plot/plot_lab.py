@@ -8,11 +8,14 @@ The figure depends on the scenario:
   interleaved, spikes, replay: footprint per backend against live (and HotSpot's committed), then
       footprint/live (HotSpot: committed/used, and committed/live where the trace gives live), then
       the RSS of each backend's process (HotSpot's whole-JVM RSS is not comparable and not drawn);
-  threads: classes loaded per second against the thread count;
-  one-loader: committed bytes per class against the class alignment;
+      each panel ends where live, the library and HotSpot stay readable, points beyond are
+      triangles on the top edge and the title gives each clipped backend's maximum;
+  threads: classes loaded per second and speed-up against the thread count, with the load;
+  one-loader: footprint and class space per class against the class alignment;
   micro: footprint and RSS per loader at the peak, and footprint over the steps;
   summary: the worst footprint/live per trace and backend, HotSpot's own beside them.
-Every backend keeps one colour, line style and marker in every figure. Exit status 3 when
+Every backend keeps one colour, line style and marker in every figure; a series equal to an
+earlier one says so in the legend. Exit status 3 when
 matplotlib is missing (metaspace-lab reports it), 2 on bad input.
 """
 import json
@@ -253,6 +256,18 @@ def plot_over_steps(run, out):
     fig.savefig(out, dpi=100)
 
 
+def load_note(run):
+    """The machine's load when a timing was taken, and whether it makes the timing inconclusive
+    (busier than its cores: the figure then shows the scheduler, not the allocator)."""
+    machine = run.get("machine", {})
+    loads, cpus = machine.get("load_average") or [], machine.get("cpus")
+    if not loads or not cpus:
+        return ""
+    busy = loads[0] > cpus
+    return (f"\ntimed at load average {loads[0]:.2f} on {cpus} cores" +
+            (": busier than its cores, timings INCONCLUSIVE" if busy else ""))
+
+
 def plot_threads(run, out):
     fig, (ax_tp, ax_sp) = plt.subplots(1, 2, figsize=(13, 5.5))
     for b in run["backends"]:
@@ -272,16 +287,19 @@ def plot_threads(run, out):
     ax_sp.plot(threads, threads, color="black", linestyle=":", linewidth=1, label="linear")
     axes_by((ax_tp, ax_sp), threads, None, "threads")
     ax_tp.set_ylabel("thousand classes loaded per second")
-    ax_tp.set_title("throughput", fontsize=10)
+    ax_tp.set_title("throughput (best of the runs)", fontsize=10)
+    ax_tp.set_ylim(bottom=0)  # rates read against zero
     ax_sp.set_ylabel("speed-up over 1 thread")
-    ax_sp.set_title("speed-up (best of the runs; the machine's load is in the report)", fontsize=10)
+    ax_sp.set_ylim(bottom=0)
+    ax_sp.set_title("speed-up (best of the runs)", fontsize=10)
     legend(ax_sp)
-    save(fig, out, title_lines(run, "throughput against threads"))
+    save(fig, out, title_lines(run, "throughput against threads") + load_note(run))
 
 
 def plot_one_loader(run, out):
-    fig, (ax_cost, ax_room) = plt.subplots(1, 2, figsize=(13, 5.5))
+    fig, (ax_cost, ax_room) = plt.subplots(1, 2, figsize=(14, 5.5))
     aligns = set()
+    drawn_cost, drawn_room = {}, {}
     for b in run["backends"]:
         pts = sorted((s["step"], footprint(s) / max(1, s["extra"].get("classes", 1)),
                       s["extra"].get("class_committed", math.nan) / max(1, s["extra"].get("classes", 1)))
@@ -290,16 +308,25 @@ def plot_one_loader(run, out):
             continue
         aligns |= {p[0] for p in pts}
         st = style(b["name"])
-        ax_cost.plot([p[0] for p in pts], [p[1] for p in pts], label=b["name"], **st)
-        ax_room.plot([p[0] for p in pts], [p[2] for p in pts], label=b["name"], **st)
+        cost = [p[1] for p in pts]
+        twin = same_as(cost, drawn_cost)
+        drawn_cost[b["name"]] = cost
+        ax_cost.plot([p[0] for p in pts], cost, label=b["name"] + (f" (same as {twin})" if twin else ""), **st)
+        room = [p[2] for p in pts]
+        if any(r == r for r in room):  # only the library backends know their class space
+            twin = same_as(room, drawn_room)
+            drawn_room[b["name"]] = room
+            ax_room.plot([p[0] for p in pts], room, label=b["name"] + (f" (same as {twin})" if twin else ""), **st)
     for ax in (ax_cost, ax_room):
         ax.set_xscale("log", base=2)
+        ax.set_ylim(bottom=0)  # a cost read against zero, not against the cheapest
     axes_by((ax_cost, ax_room), sorted(aligns), [str(a) for a in sorted(aligns)], "class alignment (bytes)")
     ax_cost.set_ylabel("footprint bytes per class")
-    ax_cost.set_title("what a class costs in all", fontsize=10)
+    ax_cost.set_title("footprint per class, every backend", fontsize=10)
     ax_room.set_ylabel("class-space committed bytes per class")
-    ax_room.set_title("class space per class (library backends only)", fontsize=10)
-    legend(ax_room)
+    ax_room.set_title("class space per class (the library backends: the others have none)", fontsize=10)
+    ax_cost.legend(fontsize=8, loc="lower right")
+    ax_room.legend(fontsize=8, loc="lower right")
     save(fig, out, title_lines(run, "cost against class alignment"))
 
 
@@ -314,9 +341,9 @@ def plot_micro(run, out):
         peak = loads[-1]
         n = max(1, peak["extra"].get("loaders", 1))
         names.append(b["name"])
-        foot.append(footprint(peak) / n)
-        rss.append(peak["rss"] / n)
-        live.append(peak["live"] / n)
+        foot.append(footprint(peak) / n / 1024)
+        rss.append(peak["rss"] / n / 1024)
+        live.append(peak["live"] / n / 1024)
     x = range(len(names))
     ax_bar.bar([i - 0.2 for i in x], foot, width=0.4, label="footprint per loader",
                color=[STYLES.get(n, ("#777",))[0] for n in names])
@@ -324,21 +351,37 @@ def plot_micro(run, out):
                edgecolor=[STYLES.get(n, ("#777",))[0] for n in names], hatch="//")
     if live:
         ax_bar.axhline(live[0], color="black", linestyle="--", linewidth=1.5, label="live per loader")
+    # A log axis (mimalloc's 600 KiB beside the library's 5), so every bar carries its value: bar
+    # lengths on a log axis are not proportions.
+    for i, (f, r) in enumerate(zip(foot, rss)):
+        for dx, v in ((-0.2, f), (0.2, r)):
+            ax_bar.annotate(f"{v:.1f}", (i + dx, v), xytext=(0, 2), textcoords="offset points",
+                            ha="center", fontsize=7, rotation=90)
     ax_bar.set_xticks(list(x))
     ax_bar.set_xticklabels(names, rotation=30, ha="right")
     ax_bar.set_yscale("log")
-    ax_bar.set_ylabel("bytes per loader, all loaders alive (log)")
+    ax_bar.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax_bar.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _: f"{v:g}" if f"{v:g}"[0] in "25" else ""))
+    ax_bar.set_ylim(top=max(foot + rss + [1]) * 3)
+    ax_bar.set_ylabel("KiB per loader, all loaders alive (log; the value on each bar)")
     ax_bar.set_title("per loader at the peak: footprint (solid), RSS (hatched)", fontsize=10)
     ax_bar.grid(True, axis="y", alpha=0.3)
-    ax_bar.legend(fontsize=8)
+    ax_bar.legend(fontsize=8, loc="upper left")
     steps = [label(s) for s in backends[0]["samples"]]
+    drawn = {}
     for b in backends:
-        ax_steps.plot(range(len(b["samples"])), [footprint(s) / MIB for s in b["samples"]], label=b["name"],
+        ys = [footprint(s) / MIB for s in b["samples"]]
+        twin = same_as(ys, drawn)
+        drawn[b["name"]] = ys
+        ax_steps.plot(range(len(b["samples"])), ys, label=b["name"] + (f" (same as {twin})" if twin else ""),
                       **style(b["name"]))
     ax_steps.plot(range(len(steps)), [s["live"] / MIB for s in backends[0]["samples"]], color="black",
                   linestyle="--", linewidth=2, label="live")
     thin_xticks(ax_steps, steps)
     ax_steps.set_yscale("symlog", linthresh=1)
+    ax_steps.set_ylim(bottom=0)  # nothing is negative: no mirrored half of the symlog axis
+    ax_steps.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax_steps.set_ylabel("footprint MiB (log above 1)")
     ax_steps.set_title("footprint while loading, then unloading in random order", fontsize=10)
     ax_steps.grid(True, alpha=0.3)

@@ -8,11 +8,14 @@ The figure depends on the scenario:
   interleaved, spikes, replay: footprint per backend against live (and HotSpot's committed), then
       footprint/live (HotSpot: committed/used, and committed/live where the trace gives live), then
       the RSS of each backend's process (HotSpot's whole-JVM RSS is not comparable and not drawn);
-  threads: classes loaded per second against the thread count;
-  one-loader: committed bytes per class against the class alignment;
+      each panel ends where live, the library and HotSpot stay readable, points beyond are
+      triangles on the top edge and the title gives each clipped backend's maximum;
+  threads: classes loaded per second and speed-up against the thread count, with the load;
+  one-loader: footprint and class space per class against the class alignment;
   micro: footprint and RSS per loader at the peak, and footprint over the steps;
   summary: the worst footprint/live per trace and backend, HotSpot's own beside them.
-Every backend keeps one colour, line style and marker in every figure. Exit status 3 when
+Every backend keeps one colour, line style and marker in every figure; a series equal to an
+earlier one says so in the legend. Exit status 3 when
 matplotlib is missing (metaspace-lab reports it), 2 on bad input.
 """
 import json
@@ -53,7 +56,43 @@ HOTSPOT = dict(color="#555555", linewidth=3, alpha=0.5, marker="*", markersize=1
 def style(name, n_points=0):
     color, line, marker = STYLES.get(name, ("#7f7f7f", "-", "."))
     every = max(1, n_points // 30) if n_points else 1
-    return dict(color=color, linestyle=line, marker=marker, markersize=5, linewidth=1.6, markevery=every)
+    # Backends drawn earlier get larger markers, so one that coincides with a later one (elastic
+    # under elastic-16k and live, malloc under malloc-trim) still shows a rim around it.
+    order = list(STYLES).index(name) if name in STYLES else len(STYLES)
+    return dict(color=color, linestyle=line, marker=marker, markersize=8.5 - 0.45 * order, linewidth=1.6,
+                markevery=every)
+
+
+def same_as(ys, drawn):
+    """The name of an already drawn series equal to ys within 0.5 % at every point, or None: the
+    legend then says so, since the later line covers the earlier one."""
+    for name, other in drawn.items():
+        if len(other) == len(ys) and all((a != a and b != b) or (a == a and b == b and abs(a - b) <= 0.005 * max(abs(b), 1e-9))
+                                         for a, b in zip(ys, other)):
+            return name
+    return None
+
+
+def draw_clipped(ax, xs, ys, top, label, **st):
+    """Draws a series on an axis that ends at `top`. Points above it leave the line and show as an
+    up-triangle on the top edge, so a clipped series is never taken for one that stops. Returns the
+    largest value above `top`, or None when everything fits."""
+    inside = [y if y == y and y <= top else math.nan for y in ys]
+    above = [(x, y) for x, y in zip(xs, ys) if y == y and y > top]
+    ax.plot(xs, inside, label=label, **st)
+    if not above:
+        return None
+    ax.plot([x for x, _ in above], [top] * len(above), linestyle="none", marker="^", color=st["color"],
+            markersize=9, markeredgecolor="black", markeredgewidth=0.5, clip_on=False, zorder=6)
+    return max(y for _, y in above)
+
+
+def beyond_note(beyond, top, unit=""):
+    """'▲ beyond 2.0: mimalloc (max 42.9), ...' for the panel title, or ''."""
+    if not beyond:
+        return ""
+    parts = ", ".join(f"{name} {value:.1f}{unit}" for name, value in sorted(beyond.items(), key=lambda kv: kv[1]))
+    return f"\n\u25b2 on the top edge = beyond {top:.1f}{unit}, max: {parts}"
 
 
 def label(sample):
@@ -108,7 +147,10 @@ def axes_by(ax_list, xs, label, xlabel):
 
 
 def plot_over_steps(run, out):
-    backends = [b for b in run["backends"] if b["samples"]]
+    # `repeat` samples (spikes: the timed rounds after the sampled one) are timings on a fresh
+    # backend with nothing live: not points of the memory curve.
+    backends = [dict(b, samples=[s for s in b["samples"] if s["phase"] != "repeat"])
+                for b in run["backends"] if b["samples"]]
     steps = [label(s) for s in backends[0]["samples"]]
     index = {name: i for i, name in enumerate(steps)}
     n = len(steps)
@@ -123,60 +165,88 @@ def plot_over_steps(run, out):
         return xs, ys
 
     fig, (ax_mem, ax_ratio, ax_rss) = plt.subplots(
-        3, 1, figsize=(13, 13), sharex=True, gridspec_kw={"height_ratios": [3, 2, 2]})
+        3, 1, figsize=(13, 14), sharex=True, gridspec_kw={"height_ratios": [3, 2, 2]})
+
+    def ratio_of(s):
+        return footprint(s) / s["live"] if s["live"] else math.nan
+
+    # The axes end where the library, live and HotSpot stay readable: an allocator that holds many
+    # times live (mimalloc's 64 MiB segments on an 8 MiB trace) would squash them into one line.
+    live_peak = max(s["live"] for s in backends[0]["samples"]) / MIB
+    refs = [r for r in run.get("references", []) if series(r["samples"], lambda s: 0)[0]]
+    hotspot_peak = max([s["committed"] / MIB for r in refs for s in r["samples"]] + [0])
+    elastic_peak = max([footprint(s) / MIB for b in backends if b["name"].startswith("elastic")
+                        for s in b["samples"]] + [0])
+    mem_top = 1.5 * max(live_peak, hotspot_peak, elastic_peak, 1e-9)
+
+    hotspot_ratios = []
+    for ref in refs:
+        _, r = series(ref["samples"], lambda s: s["committed"] / s["used"] if s["used"] else math.nan)
+        hotspot_ratios += [y for y in r if y == y]
+        if any(s["live"] != s["used"] for s in ref["samples"]):
+            ok = {label(s) for s in judged(ref["samples"], lambda s: s["live"])}
+            _, r = series(ref["samples"], lambda s: s["committed"] / s["live"] if label(s) in ok else math.nan)
+            hotspot_ratios += [y for y in r if y == y]
+    focus = [y for b in backends if b["name"].startswith("elastic") for y in series(b["samples"], ratio_of)[1]
+             if y == y]
+    ratio_top = max([2.0] + [1.15 * y for y in focus + hotspot_ratios])
+
     xs, ys = series(backends[0]["samples"], lambda s: s["live"] / MIB)
     ax_mem.plot(xs, ys, color="black", linestyle="--", linewidth=2.5, label="live (requested, not freed)", zorder=1)
-    shown = []
+    mem_beyond, ratio_beyond, rss_beyond = {}, {}, {}
+    elastic_rss = max([s["rss"] / MIB for b in backends if b["name"].startswith("elastic") for s in b["samples"]] + [0])
+    rss_top = 1.5 * max(live_peak, elastic_rss, 1e-9)
+    drawn_mem, drawn_ratio, drawn_rss = {}, {}, {}
+
+    def named(name, ys, drawn, suffix=""):
+        twin = same_as(ys, drawn)
+        drawn[name] = ys
+        return f"{name}{suffix}" + (f" (same as {twin})" if twin else "")
+
     for b in backends:
         st = style(b["name"], n)
         xs, ys = series(b["samples"], lambda s: footprint(s) / MIB)
-        ax_mem.plot(xs, ys, label=f"{b['name']} footprint", zorder=3, **st)
+        high = draw_clipped(ax_mem, xs, ys, mem_top, named(b["name"], ys, drawn_mem, " footprint"), zorder=3, **st)
+        if high is not None:
+            mem_beyond[b["name"]] = high
         ok = {label(s) for s in judged(b["samples"], lambda s: s["live"])}
-        xs, ys = series(b["samples"], lambda s: footprint(s) / s["live"] if label(s) in ok else math.nan)
-        ax_ratio.plot(xs, ys, label=b["name"], zorder=3, **st)
-        shown += [y for y in ys if y == y]
+        xs, ys = series(b["samples"], lambda s: ratio_of(s) if label(s) in ok else math.nan)
+        high = draw_clipped(ax_ratio, xs, ys, ratio_top, named(b["name"], ys, drawn_ratio), zorder=3, **st)
+        if high is not None:
+            ratio_beyond[b["name"]] = high
         xs, ys = series(b["samples"], lambda s: s["rss"] / MIB)
-        ax_rss.plot(xs, ys, label=b["name"], zorder=3, **st)
+        high = draw_clipped(ax_rss, xs, ys, rss_top, named(b["name"], ys, drawn_rss), zorder=3, **st)
+        if high is not None:
+            rss_beyond[b["name"]] = high
 
-    hotspot_ratios = []
-    for ref in run.get("references", []):
+    for ref in refs:
         xs, ys = series(ref["samples"], lambda s: s["committed"] / MIB)
-        if not xs:
-            continue
         ax_mem.plot(xs, ys, label=f"{ref['name']} committed", **HOTSPOT)
         own_live = any(s["live"] != s["used"] for s in ref["samples"])
         _, used = series(ref["samples"], lambda s: s["used"] / MIB)
         ax_mem.plot(xs, used, color="#555555", linewidth=1.2, linestyle=":", label=f"{ref['name']} used")
         _, r = series(ref["samples"], lambda s: s["committed"] / s["used"] if s["used"] else math.nan)
         ax_ratio.plot(xs, r, label=f"{ref['name']} committed/used (its own)", **HOTSPOT)
-        hotspot_ratios += [y for y in r if y == y]
         if own_live:
             ok = {label(s) for s in judged(ref["samples"], lambda s: s["live"])}
             _, r = series(ref["samples"], lambda s: s["committed"] / s["live"] if label(s) in ok else math.nan)
             ax_ratio.plot(xs, r, color="#555555", linewidth=1.5, linestyle="--", marker="*", markersize=6,
                           label=f"{ref['name']} committed / trace live")
-            hotspot_ratios += [y for y in r if y == y]
 
     ax_ratio.axhline(ELASTIC_GOAL, color="green", linewidth=1, linestyle="--", label=f"goal {ELASTIC_GOAL}")
-    # A linear axis clipped where elastic and HotSpot can still be told apart; what goes beyond
-    # (malloc holding its heap after everything died) is named in the title, not allowed to squash
-    # the rest.
-    focus = [y for b in backends if b["name"].startswith("elastic") for y in
-             series(b["samples"], lambda s: footprint(s) / s["live"] if s["live"] else math.nan)[1] if y == y]
-    top = max([2.0] + [1.15 * y for y in focus + hotspot_ratios])
-    top = min(top, max(shown + hotspot_ratios + [2.0]) * 1.05)
-    ax_ratio.set_ylim(0.9, top)
-    clipped = sorted({b["name"] for b in backends
-                      for y in series(b["samples"], lambda s: footprint(s) / s["live"] if s["live"] else math.nan)[1]
-                      if y == y and y > top})
-    note = f" (beyond {top:.1f}, clipped: {', '.join(clipped)})" if clipped else ""
+    ax_mem.set_ylim(bottom=min(0, ax_mem.get_ylim()[0]), top=mem_top)
+    ax_ratio.set_ylim(0.9, ratio_top)
+    note = beyond_note(ratio_beyond, ratio_top)
 
-    ax_mem.set_title(title_lines(run, "footprint against live"), fontsize=10)
+    ax_mem.set_title(title_lines(run, "footprint against live") + beyond_note(mem_beyond, mem_top, " MiB"),
+                     fontsize=10)
     ax_mem.set_ylabel("MiB")
     ax_ratio.set_title("footprint / live (samples with live below 1 % of the peak left out)" + note, fontsize=10)
     ax_ratio.set_ylabel("ratio")
     ax_rss.set_title("RSS of each backend's process above its baseline (the lab's own tables left out; "
-                     "HotSpot's whole-JVM RSS is not comparable)", fontsize=10)
+                     "HotSpot's whole-JVM RSS is not comparable)" + beyond_note(rss_beyond, rss_top, " MiB"),
+                     fontsize=10)
+    ax_rss.set_ylim(bottom=min(0, ax_rss.get_ylim()[0]), top=rss_top)
     ax_rss.set_ylabel("MiB")
     thin_xticks(ax_rss, steps)
     for ax in (ax_mem, ax_ratio, ax_rss):
@@ -184,6 +254,18 @@ def plot_over_steps(run, out):
         legend(ax)
     fig.tight_layout()
     fig.savefig(out, dpi=100)
+
+
+def load_note(run):
+    """The machine's load when a timing was taken, and whether it makes the timing inconclusive
+    (busier than its cores: the figure then shows the scheduler, not the allocator)."""
+    machine = run.get("machine", {})
+    loads, cpus = machine.get("load_average") or [], machine.get("cpus")
+    if not loads or not cpus:
+        return ""
+    busy = loads[0] > cpus
+    return (f"\ntimed at load average {loads[0]:.2f} on {cpus} cores" +
+            (": busier than its cores, timings INCONCLUSIVE" if busy else ""))
 
 
 def plot_threads(run, out):
@@ -205,16 +287,19 @@ def plot_threads(run, out):
     ax_sp.plot(threads, threads, color="black", linestyle=":", linewidth=1, label="linear")
     axes_by((ax_tp, ax_sp), threads, None, "threads")
     ax_tp.set_ylabel("thousand classes loaded per second")
-    ax_tp.set_title("throughput", fontsize=10)
+    ax_tp.set_title("throughput (best of the runs)", fontsize=10)
+    ax_tp.set_ylim(bottom=0)  # rates read against zero
     ax_sp.set_ylabel("speed-up over 1 thread")
-    ax_sp.set_title("speed-up (best of the runs; the machine's load is in the report)", fontsize=10)
+    ax_sp.set_ylim(bottom=0)
+    ax_sp.set_title("speed-up (best of the runs)", fontsize=10)
     legend(ax_sp)
-    save(fig, out, title_lines(run, "throughput against threads"))
+    save(fig, out, title_lines(run, "throughput against threads") + load_note(run))
 
 
 def plot_one_loader(run, out):
-    fig, (ax_cost, ax_room) = plt.subplots(1, 2, figsize=(13, 5.5))
+    fig, (ax_cost, ax_room) = plt.subplots(1, 2, figsize=(14, 5.5))
     aligns = set()
+    drawn_cost, drawn_room = {}, {}
     for b in run["backends"]:
         pts = sorted((s["step"], footprint(s) / max(1, s["extra"].get("classes", 1)),
                       s["extra"].get("class_committed", math.nan) / max(1, s["extra"].get("classes", 1)))
@@ -223,16 +308,25 @@ def plot_one_loader(run, out):
             continue
         aligns |= {p[0] for p in pts}
         st = style(b["name"])
-        ax_cost.plot([p[0] for p in pts], [p[1] for p in pts], label=b["name"], **st)
-        ax_room.plot([p[0] for p in pts], [p[2] for p in pts], label=b["name"], **st)
+        cost = [p[1] for p in pts]
+        twin = same_as(cost, drawn_cost)
+        drawn_cost[b["name"]] = cost
+        ax_cost.plot([p[0] for p in pts], cost, label=b["name"] + (f" (same as {twin})" if twin else ""), **st)
+        room = [p[2] for p in pts]
+        if any(r == r for r in room):  # only the library backends know their class space
+            twin = same_as(room, drawn_room)
+            drawn_room[b["name"]] = room
+            ax_room.plot([p[0] for p in pts], room, label=b["name"] + (f" (same as {twin})" if twin else ""), **st)
     for ax in (ax_cost, ax_room):
         ax.set_xscale("log", base=2)
+        ax.set_ylim(bottom=0)  # a cost read against zero, not against the cheapest
     axes_by((ax_cost, ax_room), sorted(aligns), [str(a) for a in sorted(aligns)], "class alignment (bytes)")
     ax_cost.set_ylabel("footprint bytes per class")
-    ax_cost.set_title("what a class costs in all", fontsize=10)
+    ax_cost.set_title("footprint per class, every backend", fontsize=10)
     ax_room.set_ylabel("class-space committed bytes per class")
-    ax_room.set_title("class space per class (library backends only)", fontsize=10)
-    legend(ax_room)
+    ax_room.set_title("class space per class (the library backends: the others have none)", fontsize=10)
+    ax_cost.legend(fontsize=8, loc="lower right")
+    ax_room.legend(fontsize=8, loc="lower right")
     save(fig, out, title_lines(run, "cost against class alignment"))
 
 
@@ -247,9 +341,9 @@ def plot_micro(run, out):
         peak = loads[-1]
         n = max(1, peak["extra"].get("loaders", 1))
         names.append(b["name"])
-        foot.append(footprint(peak) / n)
-        rss.append(peak["rss"] / n)
-        live.append(peak["live"] / n)
+        foot.append(footprint(peak) / n / 1024)
+        rss.append(peak["rss"] / n / 1024)
+        live.append(peak["live"] / n / 1024)
     x = range(len(names))
     ax_bar.bar([i - 0.2 for i in x], foot, width=0.4, label="footprint per loader",
                color=[STYLES.get(n, ("#777",))[0] for n in names])
@@ -257,21 +351,37 @@ def plot_micro(run, out):
                edgecolor=[STYLES.get(n, ("#777",))[0] for n in names], hatch="//")
     if live:
         ax_bar.axhline(live[0], color="black", linestyle="--", linewidth=1.5, label="live per loader")
+    # A log axis (mimalloc's 600 KiB beside the library's 5), so every bar carries its value: bar
+    # lengths on a log axis are not proportions.
+    for i, (f, r) in enumerate(zip(foot, rss)):
+        for dx, v in ((-0.2, f), (0.2, r)):
+            ax_bar.annotate(f"{v:.1f}", (i + dx, v), xytext=(0, 2), textcoords="offset points",
+                            ha="center", fontsize=7, rotation=90)
     ax_bar.set_xticks(list(x))
     ax_bar.set_xticklabels(names, rotation=30, ha="right")
     ax_bar.set_yscale("log")
-    ax_bar.set_ylabel("bytes per loader, all loaders alive (log)")
+    ax_bar.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax_bar.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _: f"{v:g}" if f"{v:g}"[0] in "25" else ""))
+    ax_bar.set_ylim(top=max(foot + rss + [1]) * 3)
+    ax_bar.set_ylabel("KiB per loader, all loaders alive (log; the value on each bar)")
     ax_bar.set_title("per loader at the peak: footprint (solid), RSS (hatched)", fontsize=10)
     ax_bar.grid(True, axis="y", alpha=0.3)
-    ax_bar.legend(fontsize=8)
+    ax_bar.legend(fontsize=8, loc="upper left")
     steps = [label(s) for s in backends[0]["samples"]]
+    drawn = {}
     for b in backends:
-        ax_steps.plot(range(len(b["samples"])), [footprint(s) / MIB for s in b["samples"]], label=b["name"],
+        ys = [footprint(s) / MIB for s in b["samples"]]
+        twin = same_as(ys, drawn)
+        drawn[b["name"]] = ys
+        ax_steps.plot(range(len(b["samples"])), ys, label=b["name"] + (f" (same as {twin})" if twin else ""),
                       **style(b["name"]))
     ax_steps.plot(range(len(steps)), [s["live"] / MIB for s in backends[0]["samples"]], color="black",
                   linestyle="--", linewidth=2, label="live")
     thin_xticks(ax_steps, steps)
     ax_steps.set_yscale("symlog", linthresh=1)
+    ax_steps.set_ylim(bottom=0)  # nothing is negative: no mirrored half of the symlog axis
+    ax_steps.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax_steps.set_ylabel("footprint MiB (log above 1)")
     ax_steps.set_title("footprint while loading, then unloading in random order", fontsize=10)
     ax_steps.grid(True, alpha=0.3)
@@ -288,8 +398,9 @@ def plot_summary(summary, out):
     for r in summary["rows"]:
         if r["backend"] not in backends:
             backends.append(r["backend"])
-    fig, ax = plt.subplots(figsize=(max(9, 1.6 * len(traces) + 4), 6))
+    fig, ax = plt.subplots(figsize=(max(9, 1.6 * len(traces) + 4), 6.5))
     width = 0.8 / max(1, len(backends) + 1)
+    points = {}  # name -> (xs, ys)
     for k, name in enumerate(backends):
         xs, ys = [], []
         for i, t in enumerate(traces):
@@ -297,8 +408,7 @@ def plot_summary(summary, out):
                 if r["trace"] == t and r["backend"] == name and r["max_footprint_live"] is not None:
                     xs.append(i - 0.4 + (k + 0.5) * width)
                     ys.append(r["max_footprint_live"])
-        st = style(name)
-        ax.plot(xs, ys, linestyle="none", marker=st["marker"], color=st["color"], markersize=8, label=name)
+        points[name] = (xs, ys)
     xs, own, live = [], [], []
     for i, t in enumerate(traces):
         for h in summary.get("hotspot", []):
@@ -306,20 +416,36 @@ def plot_summary(summary, out):
                 xs.append(i - 0.4 + (len(backends) + 0.5) * width)
                 own.append(h["max_committed_used"])
                 live.append(h["max_committed_live"])
+    # A linear axis over the range where the library, malloc and HotSpot differ (1.0-1.6 on the
+    # real traces, at most up to 2.2): on a log axis up to mimalloc's 40x they were one blur at 1. What lies beyond is
+    # a triangle on the top edge with its value written beside it.
+    values = [y for _, ys in points.values() for y in ys] + [y for y in own + live if y is not None]
+    top = max(1.5, min(2.2, 1.1 * max(values + [0])))
+    for k, (name, (pxs, pys)) in enumerate(points.items()):
+        st = style(name)
+        inside = [(x, y) for x, y in zip(pxs, pys) if y <= top]
+        ax.plot([x for x, _ in inside], [y for _, y in inside], linestyle="none", marker=st["marker"],
+                color=st["color"], markersize=8, label=name)
+        for x, y in zip(pxs, pys):
+            if y > top:
+                ax.plot([x], [top], linestyle="none", marker="^", color=st["color"], markersize=9,
+                        markeredgecolor="black", markeredgewidth=0.5, clip_on=False, zorder=6)
+                # Neighbouring backends' values alternate between two rows, so they never overlap.
+                ax.annotate(f"{y:.1f}", (x, top), xytext=(0, -14 - 10 * (k % 2)), textcoords="offset points",
+                            ha="center",
+                            fontsize=7, color=st["color"])
     ax.plot(xs, own, linestyle="none", marker="*", color="#555555", markersize=13, label="HotSpot committed/used")
     ax.plot([x + 0.5 * width for x in xs], live, linestyle="none", marker="*", markerfacecolor="white",
             color="#555555", markersize=13, label="HotSpot committed / trace live")
     ax.axhline(ELASTIC_GOAL, color="green", linewidth=1, linestyle="--", label=f"goal {ELASTIC_GOAL}")
-    ax.set_yscale("log")
-    plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
-    ax.yaxis.set_major_formatter(plain)
-    ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
-        lambda v, _: f"{v:g}" if f"{v:g}"[0] in "125" else ""))
+    ax.set_ylim(0.95, top)
+    ax.plot([], [], linestyle="none", marker="^", color="white", markeredgecolor="black",
+            label=f"beyond {top:.2f} (value below it)")
     ax.set_xticks(range(len(traces)))
     ax.set_xticklabels(traces, rotation=20, ha="right")
     for i in range(1, len(traces)):
         ax.axvline(i - 0.5, color="#dddddd", linewidth=1)
-    ax.set_ylabel("worst footprint / live (log)")
+    ax.set_ylabel("worst footprint / live")
     ax.grid(True, axis="y", alpha=0.3)
     legend(ax)
     head = f"metaspace-lab: worst footprint/live per trace and backend ({len(traces)} traces)"

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "output/units.hpp"
+#include "trace/trace_checker.hpp"
 #include "trace/trace_player.hpp"
 #include "trace/trace_reader.hpp"
 
@@ -143,9 +144,9 @@ std::vector<std::string> ReplayScenario::verdict(const RunResult& result) const 
 void check_trace(const std::string& path) {
   try {
     TraceReader reader(path);
+    TraceChecker checker;
     TraceEvent e;
-    while (reader.next(e)) {
-    }
+    while (reader.next(e)) checker.check(e, reader);
   } catch (const std::runtime_error& e) {
     throw std::invalid_argument(e.what());
   }

@@ -21,9 +21,14 @@ class SpikesScenario : public Scenario {
   std::vector<std::string> verdict(const RunResult& result) const override;
 
   std::size_t batches = 5;
+  std::size_t repeat = 3;
   std::size_t loaders_per_batch = 8;
   std::size_t classes_per_loader = 1000;
   std::string loader_kind = "standard";
+
+ private:
+  // One whole sequence on `backend`; samples only when `sampled`.
+  void play(ScenarioContext& ctx, Backend& backend, bool sampled) const;
 };
 
 }  // namespace lab

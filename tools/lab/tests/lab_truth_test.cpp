@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -171,9 +172,40 @@ TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
   const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
   EXPECT_EQ(summary["rows"].size(), 4u);
   EXPECT_EQ(summary["hotspot"].size(), 2u);
-  for (const auto& r : summary["rows"])
-    if (r["backend"] == "elastic") EXPECT_LE(r["max_footprint_live"].get<double>(), 1.05) << r.dump();
-  EXPECT_EQ(expand_traces({data}).size(), 5u) << "a folder is its traces";
+  for (const auto& r : summary["rows"]) {
+    if (r["backend"] == "elastic") {
+      EXPECT_LE(r["max_footprint_live"].get<double>(), 1.05) << r.dump();
+    }
+  }
+  EXPECT_EQ(expand_traces({data}).size(), 8u) << "a folder is its traces";
+}
+
+// Every real JVM trace of tools/lab/tests/data through elastic, blocks written: footprint/live at
+// most 1.05 at every sample whose live is at least 1 % of the peak (the summary's max f/l).
+// Two traces are dominated by micro loaders (hidden classes, one metaspace each): measured on
+// 2026-11-23, elastic peaked at 1.13 (interleave, 400 loaders) and 1.09 (many-loaders, 267 micro
+// loaders); they get a regression bound until the library's micro-loader footprint is fixed, after
+// which they join the 1.05 bound (delete them from the list).
+TEST(LabTruth, ElasticStaysWithinItsGoalOnEveryRealTrace) {
+  const std::map<std::string, double> micro_loader_bound = {{"jdk25-interleave", 1.20},
+                                                            {"jdk25-many-loaders", 1.15}};
+  register_elastic_backends();
+  const auto traces = expand_traces({LAB_TEST_DATA_DIR});
+  ASSERT_GE(traces.size(), 8u);
+  for (const auto& t : traces) {
+    ReplayScenario scenario;
+    scenario.trace = t;
+    RunResult result;
+    result.backends.push_back(run_in_process(scenario, "elastic", WorkloadParams{}, BackendOptions{}, false));
+    ASSERT_EQ(result.backends[0].error, "") << t;
+    TraceSummary summary;
+    summary.add(trace_stem(t), result);
+    ASSERT_EQ(summary.rows.size(), 1u);
+    const auto known = micro_loader_bound.find(trace_stem(t));
+    const double bound = known == micro_loader_bound.end() ? 1.05 : known->second;
+    EXPECT_LE(summary.rows[0].max_footprint_live, bound) << t;
+    EXPECT_GE(summary.rows[0].max_footprint_live, 1.0) << t;  // footprint never below what is live
+  }
 }
 
 TEST(LabTruth, CountFlagsRejectNegativeAndAbsurdValues) {

@@ -5,6 +5,7 @@
 #include "backends/elastic_backend.hpp"
 #include "backends/malloc_backend.hpp"
 #include "runner.hpp"
+#include "machine_load.hpp"
 #include "scenarios/interleaved.hpp"
 #include "scenarios/micro.hpp"
 #include "scenarios/one_loader.hpp"
@@ -104,9 +105,42 @@ TEST_F(Scenarios, SpikesHasTwoSpikesAndAValley) {
   s.loaders_per_batch = 2;
   s.classes_per_loader = 50;
   BackendRun r = run(s, "elastic");
-  ASSERT_EQ(r.samples.size(), 1u + 3 + 2 + 3 + 4);
+  // The sampled round, then one `repeat` sample per further round (default 3 rounds in all).
+  ASSERT_EQ(r.samples.size(), 1u + 3 + 2 + 3 + 4 + 2);
   EXPECT_GT(at(r, "unload1", 2).live, 0u);  // one batch survives the valley
   EXPECT_EQ(at(r, "unload2", 4).live, 0u);
+  std::uint64_t sampled_ns = 0;
+  for (const auto& x : r.samples)
+    if (x.phase != "repeat") sampled_ns += x.elapsed_ns;
+  for (int round : {1, 2}) {
+    EXPECT_EQ(at(r, "repeat", round).live, 0u);
+    EXPECT_GT(at(r, "repeat", round).elapsed_ns, 0u);
+  }
+
+  // The timing verdict is the best of the rounds and says the load it was taken at.
+  RunResult result;
+  result.backends.push_back(r);
+  BackendRun m = run(s, "malloc");
+  result.backends.push_back(m);
+  const auto lines = s.verdict(result);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("(best of 3)"), std::string::npos) << lines[0];
+  EXPECT_TRUE(lines[0].find("elastic time <= malloc's: met") != std::string::npos ||
+              lines[0].find("elastic time <= malloc's: MISSED") != std::string::npos ||
+              lines[0].find("elastic time <= malloc's: inconclusive, load average") != std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[1].find("timings taken at load average"), std::string::npos) << lines[1];
+  EXPECT_NE(s.summary(result).find("best of 3 runs"), std::string::npos);
+
+  s.repeat = 0;
+  EXPECT_THROW(s.validate(), std::invalid_argument);
+}
+
+TEST(MachineLoadTest, ABusyMachineMakesATimingInconclusive) {
+  EXPECT_EQ((MachineLoad{.load = 1.5, .cores = 2}).judge("goal", true), "goal: met");
+  EXPECT_EQ((MachineLoad{.load = 1.5, .cores = 2}).judge("goal", false), "goal: MISSED");
+  EXPECT_EQ((MachineLoad{.load = 7.6, .cores = 2}).judge("goal", true),
+            "goal: inconclusive, load average 7.60 on 2 cores: busier than its cores");
 }
 
 TEST_F(Scenarios, OneLoaderRecordsEveryAlignmentAndNarrowBits) {

@@ -152,6 +152,9 @@ constexpr Expected kFixtures[] = {
     {"jdk25-unload.trace.gz", 66, 60, 50387, 986, 6909272, 115},
     {"jdk25-coh-unload.trace.gz", 66, 60, 50417, 986, 6921736, 115},
     {"jdk25-interleave.trace.gz", 407, 400, 66509, 1659, 8638440, 115},
+    {"jdk25-many-loaders.trace.gz", 427, 420, 78089, 2135, 10297248, 131},
+    {"jdk25-javac-sample.trace.gz", 59, 0, 68569, 1953, 11085968, 104},
+    {"jdk25-jshell.trace.gz", 82, 0, 101315, 2948, 16127096, 124},
 };
 
 TEST(HotSpotImport, FixtureTracesHoldWhatTheLogsShow) {

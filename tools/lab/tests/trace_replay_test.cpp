@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <string>
 
 #include "backends/elastic_backend.hpp"
@@ -19,7 +21,7 @@ std::string data(const std::string& name) { return std::string(LAB_TEST_DATA_DIR
 struct Fixture {
   const char* trace;
   std::size_t live_at_end;
-  std::size_t hotspot_points;  // markers with HotSpot's figures: one per GC and the exit
+  std::size_t hotspot_points;  // markers with HotSpot's figures: one per GC and peak, and the exit
 };
 constexpr Fixture kFixtures[] = {
     {"jdk25-version.trace.gz", 3987600, 1},
@@ -27,6 +29,10 @@ constexpr Fixture kFixtures[] = {
     {"jdk25-unload.trace.gz", 6591568, 5},
     {"jdk25-coh-unload.trace.gz", 6604032, 5},
     {"jdk25-interleave.trace.gz", 6751296, 11},
+    // Recorded with `peak` markers (HotSpot's committed peaks between GCs): 8 GCs, 6 peaks, exit.
+    {"jdk25-many-loaders.trace.gz", 7318648, 15},
+    {"jdk25-javac-sample.trace.gz", 11049648, 8},
+    {"jdk25-jshell.trace.gz", 16092648, 14},
 };
 
 BackendRun replay(const std::string& trace, const std::string& backend) {
@@ -103,6 +109,18 @@ TEST(TraceCli, ImportThenReplayShowsTheHotSpotColumn) {
             2);
   EXPECT_EQ(out.find("not a metaspace trace"), out.rfind("not a metaspace trace")) << out;
   EXPECT_NE(out.find("not a metaspace trace"), std::string::npos) << out;
+}
+
+TEST(TraceCli, AnImpossibleSequenceIsReportedOnceBeforeAnyBackendRuns) {
+  // Every record reads well alone; line 4 frees for a loader that died on line 3.
+  const std::string trace = testing::TempDir() + "trace_cli_dead.trace";
+  std::ofstream(trace) << "metaspace-trace 1\nB 0 standard\nD 0\nF 0 0\nE 3\n";
+  std::string out;
+  EXPECT_EQ(run_cli_with({"replay", trace, "--backends", "elastic,malloc", "--no-files", "--quiet"}, out), 2);
+  const std::string message = "trace_cli_dead.trace:4: a free for loader 0, which already died";
+  EXPECT_NE(out.find(message), std::string::npos) << out;
+  EXPECT_EQ(out.find(message), out.rfind(message)) << out;
+  EXPECT_EQ(out.find("elastic"), std::string::npos) << "no backend ran: " << out;
 }
 
 }  // namespace

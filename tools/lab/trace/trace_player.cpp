@@ -8,13 +8,9 @@ namespace lab {
 
 TracePlayer::TracePlayer(Backend& backend) : backend_(backend), loaders_(harness_memory()) {}
 
-TracePlayer::LoaderState& TracePlayer::living(std::uint64_t id, const char* what, const TraceReader& reader) {
-  auto it = loaders_.find(id);
-  if (it == loaders_.end() || !it->second.born)
-    reader.fail(std::string(what) + " for loader " + std::to_string(id) + ", which was never born");
-  LoaderState& l = it->second;
-  if (l.dead) reader.fail(std::string(what) + " for loader " + std::to_string(id) + ", which already died");
-  return l;
+TracePlayer::LoaderState& TracePlayer::living(std::uint64_t id) {
+  // The checker has made sure the loader is alive, so it is in the map.
+  return loaders_.find(id)->second;
 }
 
 void* TracePlayer::allocate_or_fail(LoaderHandle loader, const TraceEvent& e, const TraceReader& reader) {
@@ -26,12 +22,10 @@ void* TracePlayer::allocate_or_fail(LoaderHandle loader, const TraceEvent& e, co
 }
 
 void TracePlayer::apply(const TraceEvent& e, const TraceReader& reader) {
+  checker_.check(e, reader);
   switch (e.type) {
     case TraceEvent::Type::allocate: {
-      LoaderState& l = living(e.loader, "an allocation", reader);
-      if (e.allocation < next_allocation_)
-        reader.fail("allocation id " + std::to_string(e.allocation) + " is not above the previous one");
-      next_allocation_ = e.allocation + 1;
+      LoaderState& l = living(e.loader);
       void* p = allocate_or_fail(l.handle, e, reader);
       std::memset(p, 0x5A, e.bytes);
       l.blocks.push_back(Block{e.allocation, p, e.bytes});
@@ -39,7 +33,7 @@ void TracePlayer::apply(const TraceEvent& e, const TraceReader& reader) {
       break;
     }
     case TraceEvent::Type::free: {
-      LoaderState& l = living(e.loader, "a free", reader);
+      LoaderState& l = living(e.loader);
       auto it = std::lower_bound(l.blocks.begin(), l.blocks.end(), e.allocation,
                                  [](const Block& b, std::uint64_t id) { return b.id < id; });
       if (it == l.blocks.end() || it->id != e.allocation || !it->p) {
@@ -53,20 +47,16 @@ void TracePlayer::apply(const TraceEvent& e, const TraceReader& reader) {
     }
     case TraceEvent::Type::born: {
       LoaderState& l = loaders_[e.loader];
-      if (l.born) reader.fail("loader " + std::to_string(e.loader) + " is born twice");
       l.handle = backend_.create_loader(e.kind);
-      l.born = true;
       ++live_loaders_;
       break;
     }
     case TraceEvent::Type::dies: {
-      LoaderState& l = living(e.loader, "a death", reader);
-      backend_.destroy_loader(l.handle);
-      for (const Block& b : l.blocks)
+      auto it = loaders_.find(e.loader);
+      backend_.destroy_loader(it->second.handle);
+      for (const Block& b : it->second.blocks)
         if (b.p) live_bytes_ -= b.bytes;
-      std::pmr::vector<Block>(harness_memory()).swap(l.blocks);
-      l.handle = nullptr;
-      l.dead = true;
+      loaders_.erase(it);  // the checker remembers that it died
       --live_loaders_;
       break;
     }

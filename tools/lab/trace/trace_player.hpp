@@ -7,6 +7,7 @@
 
 #include "backend.hpp"
 #include "harness_memory.hpp"
+#include "trace/trace_checker.hpp"
 #include "trace/trace_reader.hpp"
 
 namespace lab {
@@ -22,9 +23,9 @@ class TracePlayer {
  public:
   explicit TracePlayer(Backend& backend);
 
-  // Throws TraceError (through reader.fail, so with file and line) when the event is impossible:
-  // an unborn or dead loader, a loader born twice, allocation ids not increasing. A free of an
-  // allocation the loader does not hold is skipped and counted.
+  // Throws TraceError (through reader.fail, so with file and line) when the event is impossible
+  // (TraceChecker's rules) or the backend refuses an allocation. A free of an allocation the
+  // loader does not hold is skipped and counted.
   void apply(const TraceEvent& event, const TraceReader& reader);
 
   std::uint64_t live_bytes() const { return live_bytes_; }
@@ -39,17 +40,15 @@ class TracePlayer {
   };
   struct LoaderState {
     LoaderHandle handle = nullptr;
-    bool born = false;
-    bool dead = false;
     std::pmr::vector<Block> blocks{harness_memory()};
   };
 
   void* allocate_or_fail(LoaderHandle loader, const TraceEvent& e, const TraceReader& reader);
-  LoaderState& living(std::uint64_t id, const char* what, const TraceReader& reader);
+  LoaderState& living(std::uint64_t id);
 
   Backend& backend_;
-  std::pmr::unordered_map<std::uint64_t, LoaderState> loaders_;
-  std::uint64_t next_allocation_ = 0;  // the smallest id the next allocation may have
+  TraceChecker checker_;
+  std::pmr::unordered_map<std::uint64_t, LoaderState> loaders_;  // the living loaders
   std::uint64_t live_bytes_ = 0;
   std::uint64_t live_loaders_ = 0;
   std::uint64_t skipped_frees_ = 0;

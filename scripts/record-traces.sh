@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Re-records the real-JVM trace fixtures of tools/lab/tests/data with `metaspace-lab record`
+# (not part of `make test`: each run starts a JVM with metaspace trace logging, about a minute in all).
+#
+#   scripts/record-traces.sh [OUT_DIR] [NAME...]  # default: build/traces, every trace (the fixtures
+#                                                 # are not overwritten); KEEP_LOGS=1 keeps the raw logs
+#
+# JAVA_HOME selects the JDK (default: Temurin 25; the importer reads JDK 25 logs only). LAB selects
+# the lab executable (default: build/release/tools/lab/metaspace-lab). JIT threads allocate
+# concurrently, so two recordings of one program differ slightly: the counts the tests check are
+# those of the committed fixtures (tools/lab/tests/data/README.md), not of a new recording.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/build/traces}
+JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+LAB=${LAB:-$root/build/release/tools/lab/metaspace-lab}
+src=$root/tools/lab/traces/src
+[[ -x $LAB ]] || { echo "record-traces: $LAB not built (make release)" >&2; exit 1; }
+[[ -x $JAVA_HOME/bin/java ]] || { echo "record-traces: no JDK at $JAVA_HOME (set JAVA_HOME)" >&2; exit 1; }
+mkdir -p "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+bin=$JAVA_HOME/bin
+"$bin/java" -version 2>&1 | head -1
+
+# The loader programs, compiled once (their classes are read back as bytes by the programs).
+mkdir -p "$work/classes"
+"$bin/javac" -d "$work/classes" "$src"/loaders/*.java
+
+shift || true
+wanted=" $* "
+record() {  # record NAME COMMAND...: the trace, and the import's counts (after the program's output)
+  local name=$1
+  shift
+  [[ $wanted == "  " || $wanted == *" $name "* ]] || return 0
+  echo "== $name: $*"
+  local keep=()
+  [[ ${KEEP_LOGS:-0} == 1 ]] && keep=(--keep-log "$out/$name.log")
+  (cd "$work" && "$LAB" record -o "$out/$name.trace.gz" "${keep[@]}" -- "$@" > "$out/$name.import.txt")
+}
+
+record jdk25-version "$bin/java" -Xshare:off -version
+record jdk25-unload "$bin/java" -Xshare:off -cp classes Unload
+record jdk25-coh-unload "$bin/java" -Xshare:off -XX:+UseCompactObjectHeaders -cp classes Unload
+record jdk25-interleave "$bin/java" -Xshare:off -cp classes Interleave 400
+record jdk25-many-loaders "$bin/java" -Xshare:off -cp classes ManyLoaders 6 30 40
+# javac and jshell run with the JDK's default class-data sharing (the archived JDK classes are
+# mapped, not allocated, as in any ordinary run): with -Xshare:off their traces are 1.6-1.8 times larger.
+record jdk25-javac-sample "$bin/javac" -d "$work/javac-out" $(find "$src/javac-sample" -name '*.java' | sort)
+# --execution local: the snippets run in jshell's own JVM (by default it starts a second JVM, and
+# the log would merge two runs); --no-startup: no default imports (the trace is 6 % smaller).
+record jdk25-jshell "$bin/jshell" --execution local --no-startup -q "$src/jshell/session.jsh"
+ls -l "$out"/*.trace.gz

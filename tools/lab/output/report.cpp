@@ -135,7 +135,12 @@ std::string write_trace_summary(const TraceSummary& summary, const std::string& 
     out << j.dump(2) << '\n';
     if (!out) throw std::runtime_error("cannot write " + base + ".json");
   }
-  std::string written = fmt::format("wrote {0}.json, {0}.html", base);
+  {
+    std::ofstream out(base + ".md");
+    out << summary.markdown();
+    if (!out) throw std::runtime_error("cannot write " + base + ".md");
+  }
+  std::string written = fmt::format("wrote {0}.json, {0}.md, {0}.html", base);
   std::string problem;
   if (plot) {
     problem = render_plot(base + ".json", base + ".png");

@@ -98,6 +98,41 @@ std::string TraceSummary::format() const {
   return out;
 }
 
+std::string TraceSummary::markdown() const {
+  std::vector<std::string> traces, backends;
+  for (const auto& r : rows) {
+    if (std::find(traces.begin(), traces.end(), r.trace) == traces.end()) traces.push_back(r.trace);
+    if (std::find(backends.begin(), backends.end(), r.backend) == backends.end()) backends.push_back(r.backend);
+  }
+  std::string out = "Worst footprint/live (samples with live >= 1 % of the trace's peak):\n\n| trace |";
+  for (const auto& b : backends) out += " " + b + " |";
+  out += " HotSpot committed/used | HotSpot committed / trace live |\n|---|";
+  for (std::size_t i = 0; i < backends.size() + 2; ++i) out += "---:|";
+  out += "\n";
+  for (const auto& t : traces) {
+    out += "| " + t + " |";
+    for (const auto& b : backends) {
+      std::string cell = "-";
+      for (const auto& r : rows)
+        if (r.trace == t && r.backend == b) cell = r.error.empty() ? format_ratio(r.max_footprint_live) : "failed";
+      out += " " + cell + " |";
+    }
+    std::string own = "-", live = "-";
+    for (const auto& h : hotspot)
+      if (h.trace == t) own = format_ratio(h.max_own), live = format_ratio(h.max_live);
+    out += " " + own + " | " + live + " |\n";
+  }
+  out += "\nPer trace and backend (f/l = footprint/live; at HS max: where HotSpot's committed/live is highest; "
+         "RSS in MiB above the process's baseline):\n\n"
+         "| trace | backend | max f/l | median f/l | at HS max | peak RSS | valley RSS |\n"
+         "|---|---|---:|---:|---:|---:|---:|\n";
+  for (const auto& r : rows)
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", r.trace, r.backend, format_ratio(r.max_footprint_live),
+                       format_ratio(r.median_footprint_live), format_ratio(r.at_hotspot_worst), mib(r.peak_rss),
+                       mib(r.valley_rss));
+  return out;
+}
+
 nlohmann::json TraceSummary::to_json() const {
   nlohmann::json j = {{"schema_version", kSchemaVersion}, {"rows", nlohmann::json::array()},
                       {"hotspot", nlohmann::json::array()}};

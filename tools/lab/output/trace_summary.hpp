@@ -36,6 +36,9 @@ struct TraceSummary {
 
   void add(const std::string& trace, const RunResult& result);
   std::string format() const;
+  // The same in Markdown (summary.md, to paste into a note): the worst footprint/live as a matrix
+  // of trace x backend with HotSpot's two ratios, then every figure per trace and backend.
+  std::string markdown() const;
   nlohmann::json to_json() const;
 };
 

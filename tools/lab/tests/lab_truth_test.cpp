@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -167,8 +168,14 @@ TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
             0)
       << out;
   EXPECT_NE(out.find("summary over 2 traces"), std::string::npos) << out;
-  for (const char* f : {"jdk25-version.json", "jdk25-unload.json", "jdk25-unload.html", "summary.json", "summary.html"})
+  for (const char* f : {"jdk25-version.json", "jdk25-unload.json", "jdk25-unload.html", "summary.json", "summary.md",
+                        "summary.html"})
     EXPECT_TRUE(std::filesystem::exists(dir + "/" + f)) << f;
+  std::stringstream markdown;
+  markdown << std::ifstream(dir + "/summary.md").rdbuf();
+  EXPECT_NE(markdown.str().find("| trace | elastic | malloc | HotSpot committed/used |"), std::string::npos)
+      << markdown.str();
+  EXPECT_NE(markdown.str().find("| jdk25-unload | elastic |"), std::string::npos) << markdown.str();
   const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
   EXPECT_EQ(summary["rows"].size(), 4u);
   EXPECT_EQ(summary["hotspot"].size(), 2u);

@@ -297,6 +297,8 @@ TEST_F(NoReclaimChunkManagerTest, UncommittedChunkStaysUncommitted) {
   EXPECT_EQ(guard->committed_bytes, 0u);
   EXPECT_EQ(space_.chunks.read_committed_bytes(guard), 0u);
   EXPECT_EQ(space_.vslist.committed_bytes(), 0u);
+  EXPECT_EQ(space_.vslist.commit_calls(), 0u) << "never committed, so nothing to give back";
+  EXPECT_EQ(space_.vslist.uncommit_calls(), 0u);
   Chunk* next = get(granule_level);
   EXPECT_TRUE(next->fully_committed()) << "the policy still applies to get_chunk";
   EXPECT_EQ(space_.vslist.committed_bytes(), kGranule);

@@ -355,10 +355,20 @@ ms_error_t Metaspace::verify() {
     }
     if (archive_ != nullptr && !archive_->verify()) return false;
     uint64_t va[2], vb[2];
+    // A pooled allocation or death changes the pool and then the counters under its loader's
+    // lock, which the visits below wait for: it cannot straddle the window unseen.
+    uint64_t pool_version = micro_pool_->version();
     bool quiet = versions(va);
     Snapshot snap = snapshot();
     visit_loaders([](LoaderMetaspace& l) { l.fold_usage_locked(); });
-    quiet = quiet && versions(vb) && va[0] == vb[0] && va[1] == vb[1];
+    size_t pool_live[2] = {}, pool_free[2] = {};
+    for (ms_space_t s : {MS_SPACE_NONCLASS, MS_SPACE_CLASS}) {
+      pool_live[s] = micro_pool_->live_bytes(s);
+      // The shared chunks' committed bytes no live loader holds.
+      pool_free[s] = micro_pool_->free_in_chunks_bytes(s);
+    }
+    quiet = quiet && versions(vb) && va[0] == vb[0] && va[1] == vb[1] &&
+            micro_pool_->version() == pool_version;
     size_t used[2] = {}, free_blocks[2] = {}, fences[2] = {}, free_in_chunks[2] = {};
     size_t pooled[2] = {};
     for (const LoaderStats& ls : snap.loaders) {
@@ -370,13 +380,7 @@ ms_error_t Metaspace::verify() {
         pooled[s] += ls.pooled_bytes[s];
       }
     }
-    size_t pool_live[2] = {}, pool_free[2] = {};
-    for (ms_space_t s : {MS_SPACE_NONCLASS, MS_SPACE_CLASS}) {
-      pool_live[s] = micro_pool_->live_bytes(s);
-      // The shared chunks' committed bytes no live loader holds.
-      pool_free[s] = micro_pool_->free_in_chunks_bytes(s);
-      free_in_chunks[s] += pool_free[s];
-    }
+    for (int s = 0; s < 2; s++) free_in_chunks[s] += pool_free[s];
     for (int s = 0; s < 2; s++) {
       const ms_space_stats_t& sp = snap.totals.space[s];
       // free in chunks is the rest of the identity: it must not have wrapped around.

@@ -4,7 +4,7 @@
 // it. It also keeps what a micro loader's pooled blocks need beyond the loader object's record:
 // the blocks freed before the loader died and, in checked mode, their fences.
 //
-// A micro loader object is then 176 bytes of bookkeeping instead of 752 (two 280-byte arenas
+// A micro loader object is then 144 bytes of bookkeeping instead of 752 (two 280-byte arenas
 // inline, including 104 bytes each of usage-fold state).
 #pragma once
 

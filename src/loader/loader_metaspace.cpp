@@ -28,7 +28,7 @@ bool LoaderMetaspace::ensure_arenas() {
       .class_alignment = size_t{1} << cs.shift(),
       .class_lo = reinterpret_cast<const char*>(cs.base()),
       .class_hi = reinterpret_cast<const char*>(cs.base() + cs.bytes()),
-      .fast_path = (flags_ & MS_LOADER_SHARED) == 0,
+      .fast_path = (kind_ & kSharedBit) == 0,
       .checked = env_->checked};
   arenas_ = env_->nonclass.bookkeeping().create<LoaderArenas>(nc, cc, *this, options);
   return arenas_ != nullptr;  // else MS_ERR_OUT_OF_MEMORY is recorded
@@ -40,8 +40,7 @@ void LoaderMetaspace::destroy_arenas() {
 }
 
 bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
-  kind_ = static_cast<uint8_t>(kind);
-  flags_ = static_cast<uint8_t>(flags);
+  kind_ = static_cast<uint8_t>(kind | ((flags & MS_LOADER_SHARED) != 0 ? kSharedBit : 0));
   graduated_ = false;
   micro_ = MicroRecord{};
   for (ms__bump& b : bump) {

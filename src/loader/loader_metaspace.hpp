@@ -7,7 +7,7 @@
 // (micro_pool.hpp), recorded as a few runs inside this object. A micro loader that outgrows the
 // pool "graduates": it gets arenas like any other loader and keeps its pooled runs until it dies.
 // The arenas live apart (LoaderArenas), made only when needed, so that a micro loader object is
-// 176 bytes (it was 752).
+// 144 bytes (it was 752).
 //
 // Layout: the public fast-path head (two bump windows) comes first, so that the handle the
 // runtime holds is also what the inline ms_allocate reads. A pooled micro loader's windows stay
@@ -90,13 +90,11 @@ class LoaderMetaspace : public ms__loader_head {
   // Caller holds lock().
   bool verify_locked() const;
 
-  ms_loader_kind_t kind() const { return static_cast<ms_loader_kind_t>(kind_); }
+  ms_loader_kind_t kind() const { return static_cast<ms_loader_kind_t>(kind_ & ~kSharedBit); }
   // Allocates from the micro pool (a micro loader that has not graduated).
-  bool pooled() const { return kind_ == MS_LOADER_MICRO && !graduated_; }
+  bool pooled() const { return kind() == MS_LOADER_MICRO && !graduated_; }
 
-  // Registry links (owned by the metaspace, under its registry lock).
-  LoaderMetaspace* prev_ = nullptr;
-  LoaderMetaspace* next_ = nullptr;
+  // (Registry links prev_/next_ below, with the other fields: their order sets the size.)
 
  private:
   void* allocate_locked(ms_space_t space, size_t bytes);
@@ -121,14 +119,22 @@ class LoaderMetaspace : public ms__loader_head {
 
   void add_arena_stats(LoaderStats& s) const;
 
-  static constexpr uint64_t kMagic = 0x4C4F414445524D53ull;  // "LOADERMS"
-  const uint64_t magic_ = kMagic;
-  const LoaderEnvironment* const env_;
+  // 144 bytes in all: the head (72), one word of magic, lock and state, 4 pointers, the record.
+  static constexpr uint32_t kMagic = 0x4C4F4144u;  // "LOAD"
+  const uint32_t magic_ = kMagic;
   LoaderLock lock_;
   bool alive_ = false;
   bool graduated_ = false;
-  uint8_t kind_ = MS_LOADER_STANDARD;
-  uint8_t flags_ = 0;
+  uint8_t kind_ = MS_LOADER_STANDARD;  // | kSharedBit for MS_LOADER_SHARED
+  static constexpr uint8_t kSharedBit = 0x80;
+  const LoaderEnvironment* const env_;
+
+ public:
+  // Registry links (owned by the metaspace, under its registry lock).
+  LoaderMetaspace* prev_ = nullptr;
+  LoaderMetaspace* next_ = nullptr;
+
+ private:
   LoaderArenas* arenas_ = nullptr;  // null until needed (see loader_arenas.hpp)
   MicroRecord micro_;
 };

@@ -96,7 +96,7 @@ MicroPool::Result MicroPool::allocate(MicroRecord& r, ms_space_t sp, size_t byte
     char* start = start_in(windows[w]);
     if (start == nullptr || start == windows[w].chunk->base) continue;
     for (int i = 0; i < runs; i++) {
-      if (r.begin[i] + r.bytes[i] == start) {
+      if (r.begin(i) + r.bytes(i) == start) {
         chosen = w;
         extend = i;
       }
@@ -117,11 +117,11 @@ MicroPool::Result MicroPool::allocate(MicroRecord& r, ms_space_t sp, size_t byte
   Window& w = windows[chosen];
   char* start = start_in(w);
   if (extend >= 0) {
-    r.bytes[extend] = static_cast<uint16_t>(r.bytes[extend] + bytes);
+    r.set(extend, r.begin(extend), r.bytes(extend) + bytes);
   } else {
-    r.begin[runs] = start;
-    r.bytes[runs] = static_cast<uint16_t>(bytes);
+    r.set(runs, start, bytes);
   }
+  version_++;
   *w.top = start + bytes;
   w.chunk->used_bytes += bytes;
   w.space->live += bytes;
@@ -141,6 +141,7 @@ MicroPool::Result MicroPool::graduate_locked() {
 
 void MicroPool::release(MicroRecord& r) {
   std::lock_guard<std::mutex> guard(lock_);
+  version_++;
   r.for_each_run([&](char* begin, size_t n) {
     ms_space_t sp = space_of(begin);
     Space& s = space(sp);
@@ -156,6 +157,7 @@ void MicroPool::release(MicroRecord& r) {
 
 void MicroPool::trim() {
   std::lock_guard<std::mutex> guard(lock_);
+  version_++;
   for (Space& s : spaces_) {
     Chunk* current = s.current;
     Chunk* tail = s.tail;

@@ -62,7 +62,7 @@ struct MicroPoolTest : ::testing::Test {
 
 TEST_F(MicroPoolTest, LoaderObjectIsSmall) {
   // It was 752 bytes with two arenas inline; the arenas now live apart, made only when needed.
-  EXPECT_LE(sizeof(LoaderMetaspace), 160u);
+  EXPECT_LE(sizeof(LoaderMetaspace), 144u);
 }
 
 TEST_F(MicroPoolTest, MicroLoadersShareAChunkThatGoesBackWithTheLastOfThem) {

@@ -554,6 +554,12 @@ def main():
     fp = footprint_section(args.results)
     if fp:
         md += ["## Footprint of micro loaders", "", fp, ""]
+    archive = os.path.join(args.results, "archive.md")
+    if os.path.exists(archive):
+        with open(archive) as f:
+            md += ["## Class-data archive: start-up by mapping against building", "",
+                   "`bench_archive` (bench/bench_archive.cpp; every start-up in a fresh process; "
+                   "docs/archive.md explains the rows and the targets).", "", f.read().rstrip(), ""]
     md += ["## Lab headline figures", "", lab_section(args.results, args.build), ""]
     if os.path.exists(args.analysis):
         with open(args.analysis) as f:

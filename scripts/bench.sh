@@ -55,6 +55,15 @@ if [ -x "$fp" ]; then
   } >"$out/footprint.jsonl" || echo "bench.sh: bench_footprint failed" >&2
 fi
 
+# The class-data archive: map vs build at 40 000 classes, relocation, two processes, lookups
+# small vs large (BENCH_ARCHIVE_CLASSES, default 40000; a 200 MiB file in /tmp while it runs).
+ab=$build/bench/bench_archive
+if [ -x "$ab" ]; then
+  echo "== bench_archive" >&2
+  "$ab" "${BENCH_ARCHIVE_CLASSES:-40000}" 1000 100000 >"$out/archive.md" ||
+    echo "(bench_archive exited with status $?)" >>"$out/archive.md"
+fi
+
 # The lab's elasticity figures: the side-by-side tables and verdicts (--brief). Each run is bounded
 # so that `make bench` stays within minutes; a failure leaves its output (and the exit status) in
 # the file, which BENCHMARKS.md then shows.

@@ -173,6 +173,15 @@ ms_error_t ms_settings_parse(ms_settings_t* settings, const char* options) noexc
         return ms_last_error();
       }
     }
+    // Fields beyond the caller's struct cannot carry what the text set: refuse rather than drop.
+    ms_settings_t defaults = metaspace::default_settings();
+    if (bytes < sizeof(ms_settings_t) &&
+        (s.archive_path != defaults.archive_path || s.archive_policy != defaults.archive_policy ||
+         s.archive_verify != defaults.archive_verify)) {
+      return fail(MS_ERR_INVALID_ARGUMENT, "%s: archive options need the archive fields of "
+                  "ms_settings_t, which the caller's struct (%zu bytes) does not have", kVariable,
+                  bytes);
+    }
     std::memcpy(settings, &s, bytes);
     return MS_OK;
   });

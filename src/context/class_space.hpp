@@ -29,7 +29,7 @@ class ClassSpace {
   uintptr_t base() const { return base_; }
   // The base of narrow pointers: the class space's own base, or the start of a class-data
   // archive mapped right below it (src/archive/archive_mapping.hpp), which then shares the
-  // encoding. `below` bytes lie between the encoding base and base().
+  // encoding; narrow_bits() then covers both.
   uintptr_t encoding_base() const { return encoding_base_; }
   void set_encoding_base(uintptr_t encoding_base) { encoding_base_ = encoding_base; }
   size_t bytes() const { return bytes_; }

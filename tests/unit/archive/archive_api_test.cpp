@@ -111,6 +111,12 @@ TEST(ArchiveApi, SettingsFromOptionsText) {
   EXPECT_EQ(s.archive_verify, 0);
   EXPECT_EQ(ms_settings_parse(&s, "archive_policy=sometimes"), MS_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(ms_settings_parse(&s, "archive="), MS_ERR_INVALID_ARGUMENT);
+  // A caller with the first 0.2 layout has no archive fields: the options are refused, not dropped.
+  ms_settings_t old;
+  ASSERT_MS_OK(ms_settings_init_sized(&old, offsetof(ms_settings_t, archive_path)));
+  EXPECT_EQ(ms_settings_parse(&old, "archive=/tmp/app.msa"), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::strstr(ms_last_error_text(), "archive fields"), nullptr) << ms_last_error_text();
+  ASSERT_MS_OK(ms_settings_parse(&old, "granule=16k"));
   s.archive_policy = 5;
   EXPECT_EQ(ms_create(&s), nullptr);
   EXPECT_EQ(ms_last_error(), MS_ERR_INVALID_ARGUMENT);

@@ -93,6 +93,12 @@ class Arena {
   void park();     // window → top_/end_
   void publish();  // top_/end_ → window, if the fast path may serve
   void* allocate_from_free_blocks(size_t bytes);
+  // The slow path's first resort without parking the window: best fit from the free blocks, or
+  // null (none fits, or checked mode, which has its own path).
+  void* reuse(size_t bytes);
+  void count_allocation();
+  // fit_max ← the largest free block, if the window is open.
+  void refresh_fit_max();
   void* allocate_from_chunks(size_t bytes);
   enum class Bump { kDone, kNoRoom, kFailed };
   Bump bump_current(size_t bytes, char** out);
@@ -115,7 +121,6 @@ class Arena {
   void fold(const Contribution& now);
   void fold_if_due();
   static bool same_foreign(const Contribution& a, const Contribution& b);
-  static size_t distance(const Contribution& a, const Contribution& b);
   static constexpr size_t kFoldSlackBytes = 16 * 1024;
   // The counters of the space foreign blocks lie in: the donor's (class) space.
   SpaceUsage& foreign_usage() const;

@@ -153,7 +153,7 @@ template <typename F>
 void Metaspace::visit_loaders(F f) {
   std::lock_guard<std::mutex> registry(registry_lock_);
   for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) {
-    std::lock_guard<std::mutex> guard(l->lock());
+    std::lock_guard guard(l->lock());
     f(*l);
   }
 }
@@ -165,7 +165,7 @@ void Metaspace::visit_loaders(F f) {
 void Metaspace::fold_all_loaders() {
   std::lock_guard<std::mutex> registry(registry_lock_);
   for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) {
-    std::unique_lock<std::mutex> guard(l->lock(), std::try_to_lock);
+    std::unique_lock guard(l->lock(), std::try_to_lock);
     if (guard.owns_lock()) l->fold_usage_locked();
   }
 }
@@ -280,7 +280,7 @@ ms_error_t Metaspace::verify() {
       std::lock_guard<std::mutex> registry(registry_lock_);
       size_t n = 0;
       for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) {
-        std::lock_guard<std::mutex> guard(l->lock());
+        std::lock_guard guard(l->lock());
         MS_VERIFY(l->alive(), "dead loader %p in the live list", (void*)l);
         if (!l->verify_locked()) return false;
         l->fold_usage_locked();

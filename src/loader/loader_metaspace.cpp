@@ -19,6 +19,7 @@ LoaderMetaspace::LoaderMetaspace(Context& nonclass, ClassSpace& class_space,
 void LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags, bool checked) {
   kind_ = kind;
   checked_ = checked;
+  shared_ = (flags & MS_LOADER_SHARED) != 0;
   bool fast = (flags & MS_LOADER_SHARED) == 0 && !checked;
   ChunkManager& nc = nonclass_context_.chunks();
   ChunkManager& cc = class_space_.context().chunks();
@@ -38,7 +39,7 @@ void LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags, bool checked) 
 }
 
 ms_error_t LoaderMetaspace::close() {
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<LoaderLock> guard(lock_);
   ms_error_t result = MS_OK;
   if (checked_) {
     for (Arena* a : {&*class_, &*nonclass_}) {
@@ -72,7 +73,7 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
     return nullptr;
   }
   auto attempt = [&]() -> void* {
-    std::lock_guard<std::mutex> guard(lock_);
+    OwnerScope guard(lock_, shared_);
     if (!alive_) {
       fail(MS_ERR_DESTROYED, "allocation from a destroyed loader");
       return nullptr;
@@ -94,7 +95,7 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
   if (p == nullptr || bytes == 0) {
     return fail(MS_ERR_INVALID_ARGUMENT, "deallocation of %zu bytes at %p", bytes, p);
   }
-  std::lock_guard<std::mutex> guard(lock_);
+  OwnerScope guard(lock_, shared_);
   if (!alive_) return fail(MS_ERR_DESTROYED, "deallocation into a destroyed loader");
   // No block is larger than a root chunk; checked before rounding, which would wrap sizes from
   // SIZE_MAX - 6 up to 0 words.
@@ -102,13 +103,18 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
     return fail(MS_ERR_NOT_OWNED, "block %p of %zu bytes: larger than any block", p, bytes);
   }
   size_t n = align_up(bytes, kWordBytes);
-  if (!is_aligned(p, kWordBytes) || (!nonclass_->owns(p, n) && !class_->owns(p, n))) {
+  // Ask the arena whose chunks lie where p lies first: a class space block is in a class chunk
+  // even when the non-class arena handed it out (a class alignment gap).
+  bool in_class_space = class_space_.contains(p);
+  Arena& first = in_class_space ? *class_ : *nonclass_;
+  Arena& second = in_class_space ? *nonclass_ : *class_;
+  if (!is_aligned(p, kWordBytes) || (!first.owns(p, n) && !second.owns(p, n))) {
     return fail(MS_ERR_NOT_OWNED, "block %p (%zu bytes) was not allocated from this loader", p,
                 bytes);
   }
   // A block in class space at class alignment can hold a class again; anything else (a
   // non-class block living in a class gap, say) is only good for non-class requests.
-  bool class_block = class_space_.contains(p) && is_aligned(p, class_->alignment());
+  bool class_block = in_class_space && is_aligned(p, class_->alignment());
   return (class_block ? *class_ : *nonclass_).deallocate(p, n);
 }
 
@@ -143,7 +149,7 @@ LoaderStats LoaderMetaspace::stats_locked() const {
 }
 
 LoaderStats LoaderMetaspace::stats() {
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<LoaderLock> guard(lock_);
   std::lock_guard<std::mutex> nc(nonclass_context_.chunks().lock());
   std::lock_guard<std::mutex> cl(class_space_.context().chunks().lock());
   return stats_locked();

@@ -6,8 +6,10 @@
 // Layout: the public fast-path head (two bump windows) comes first, so that the handle the
 // runtime holds is also what the inline ms_allocate reads.
 //
-// Locking: `lock_` is held on every slow path and by statistics. Fast-path bumps of loaders that
-// are not shared run without it; they only move `top` within already committed memory.
+// Locking: `lock_` (loader_lock.hpp) excludes the owner's out-of-line calls from statistics and
+// from each other; for a loader that is not shared the owner only flips its gate. Fast-path bumps
+// of loaders that are not shared run without it; they only move `top` within already committed
+// memory.
 #pragma once
 
 #include <metaspace/metaspace.h>
@@ -18,6 +20,7 @@
 #include "arena/arena.hpp"
 #include "context/class_space.hpp"
 #include "context/context.hpp"
+#include "loader/loader_lock.hpp"
 
 namespace metaspace {
 
@@ -53,7 +56,7 @@ class LoaderMetaspace : public ms__loader_head {
   void* allocate(ms_space_t space, size_t bytes);
   ms_error_t deallocate(void* p, size_t bytes);
 
-  std::mutex& lock() { return lock_; }
+  LoaderLock& lock() { return lock_; }
   // Caller holds lock() and both chunk managers' locks.
   LoaderStats stats_locked() const;
   // Takes the locks itself.
@@ -79,8 +82,9 @@ class LoaderMetaspace : public ms__loader_head {
   ClassSpace& class_space_;
   CommitLimiter& limiter_;
   ms_metaspace_t* const owner_;
-  std::mutex lock_;
+  LoaderLock lock_;
   bool alive_ = false;
+  bool shared_ = false;  // MS_LOADER_SHARED: every call takes the full lock
   bool checked_ = false;
   ms_loader_kind_t kind_ = MS_LOADER_STANDARD;
   // Destroyed in reverse order: the class arena hands wastage to the non-class one.

@@ -167,7 +167,7 @@ TEST(Usage, SnapshotHoldsAtMostOneLoaderLock) {
   ms_loader_t* b = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
   ASSERT_NE(ms_allocate(a, MS_SPACE_NONCLASS, 100), nullptr);
   ASSERT_NE(ms_allocate(b, MS_SPACE_NONCLASS, 100), nullptr);
-  std::unique_lock<std::mutex> held(impl(a).lock());
+  std::unique_lock held(impl(a).lock());
 
   auto stats = std::async(std::launch::async, [&] {
     ms_stats_t st;
@@ -186,7 +186,7 @@ TEST(Usage, SnapshotHoldsAtMostOneLoaderLock) {
   auto report = std::async(std::launch::async, [&] { return ms_print_report(ms, sink, &options); });
   // The report visits b, then blocks on a; b's lock must be free again by then.
   EXPECT_EQ(report.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
-  std::unique_lock<std::mutex> other(impl(b).lock(), std::try_to_lock);
+  std::unique_lock other(impl(b).lock(), std::try_to_lock);
   EXPECT_TRUE(other.owns_lock()) << "the report holds a second loader lock";
   if (other.owns_lock()) other.unlock();
   held.unlock();

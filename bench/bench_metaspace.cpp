@@ -93,6 +93,19 @@ struct MetaspaceNoCount : Metaspace {
   }
 };
 
+
+// Every loader created MS_LOADER_SHARED, used by one thread: what a shared loader costs per block
+// without contention (warm memory, CPU time, like the `metaspace` rows). The thread rows show it
+// under contention.
+struct MetaspaceShared : Metaspace {
+  static constexpr const char* kName = "metaspace_shared";
+  static Loader* create(LoaderShape shape) {
+    Loader* l = ms_loader_create(
+        ms, shape == LoaderShape::kMicro ? MS_LOADER_MICRO : MS_LOADER_STANDARD, MS_LOADER_SHARED);
+    if (l == nullptr) fatal("ms_loader_create");
+    return l;
+  }
+};
 // glibc malloc with the per-block header list.
 struct Glibc {
   static constexpr const char* kName = "glibc";
@@ -408,6 +421,14 @@ int main(int argc, char** argv) {
   }
   benchmark::RegisterBenchmark("glibc_clean/alloc/mix", bench::bm_alloc<GlibcClean>,
                                bench::mix_requests())->UseManualTime();
+  benchmark::RegisterBenchmark("metaspace_shared/alloc/16", bench::bm_alloc<MetaspaceShared>,
+                               bench::fixed_requests(16))->UseManualTime();
+  benchmark::RegisterBenchmark("metaspace_shared/alloc/mix", bench::bm_alloc<MetaspaceShared>,
+                               bench::mix_requests())->UseManualTime();
+  benchmark::RegisterBenchmark("metaspace_shared/free", bench::bm_free_reuse<MetaspaceShared>,
+                               false)->UseManualTime()->Iterations(300);
+  benchmark::RegisterBenchmark("metaspace_shared/reuse", bench::bm_free_reuse<MetaspaceShared>,
+                               true)->UseManualTime()->Iterations(300);
   // Only the rows where the counter could matter.
   MetaspaceNoCount::init();
   benchmark::RegisterBenchmark("metaspace_nocount/alloc/16", bench::bm_alloc<MetaspaceNoCount>,

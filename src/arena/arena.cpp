@@ -66,8 +66,9 @@ void Arena::park() {
 }
 
 void Arena::publish() {
-  if (!fast_path_ || chunks_ == nullptr) return;
+  // fit_max also when the window stays closed: a shared loader's thread windows read it.
   __atomic_store_n(&window_->fit_max, largest_free_block(), __ATOMIC_RELAXED);
+  if (!fast_path_ || chunks_ == nullptr) return;
   __atomic_store_n(&window_->top, top_, __ATOMIC_RELAXED);
   __atomic_store_n(&window_->end, end_, __ATOMIC_RELAXED);
   parked_ = false;
@@ -81,7 +82,16 @@ void Arena::count_allocation() {
 }
 
 void Arena::refresh_fit_max() {
-  if (!parked_) __atomic_store_n(&window_->fit_max, largest_free_block(), __ATOMIC_RELAXED);
+  __atomic_store_n(&window_->fit_max, largest_free_block(), __ATOMIC_RELAXED);
+}
+
+ms_error_t Arena::file_salvaged(char* p, size_t bytes) {
+  MS_ASSERT(!checked_ && bytes % kWordBytes == 0 && bytes > 0, "salvaged block of %zu bytes", bytes);
+  if (!ensure_free_blocks()) return MS_ERR_OUT_OF_MEMORY;
+  free_blocks_->add(p, bytes, BlockOrigin::kSalvaged);
+  refresh_fit_max();
+  fold_if_due();
+  return MS_OK;
 }
 
 void* Arena::reuse(size_t bytes) {

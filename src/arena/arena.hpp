@@ -67,6 +67,12 @@ class Arena {
   void zap();
   // Takes a block of memory this arena may hand out (gaps and tails from a sibling arena).
   void add_wastage(char* p, size_t bytes, BlockOrigin origin);
+  // Files the unused rest of a block this arena handed out (a shared loader's retired window,
+  // loader/shared_windows.hpp) as a salvaged free block. Not in checked mode.
+  ms_error_t file_salvaged(char* p, size_t bytes);
+  // The largest free block's size as last published: requests up to it go where best fit is.
+  // Readable from any thread.
+  size_t fit_max() const { return __atomic_load_n(&window_->fit_max, __ATOMIC_RELAXED); }
 
   // True if [p, p + bytes) lies within the part of one of this arena's chunks handed out so far.
   bool owns(const void* p, size_t bytes) const;

@@ -35,6 +35,14 @@ void LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags, bool checked) 
                  class_alignment, &bump[MS_SPACE_CLASS], fast, wastage, checked);
   __atomic_store_n(&bump[0].allocs, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&bump[1].allocs, 0, __ATOMIC_RELAXED);
+  if (shared_ && !checked) {
+    windows_ = nonclass_context_.bookkeeping().create<SharedWindows>();
+    if (windows_ != nullptr) {
+      windows_->open();
+    } else {
+      clear_error();  // without windows the loader still works, serialized
+    }
+  }
   alive_ = true;
 }
 
@@ -50,6 +58,11 @@ ms_error_t LoaderMetaspace::close() {
     nonclass_->zap();
   }
   alive_ = false;
+  if (windows_ != nullptr) {
+    windows_->release_locked(nonclass_context_.bookkeeping());
+    nonclass_context_.bookkeeping().destroy(windows_);
+    windows_ = nullptr;
+  }
   class_.reset();
   nonclass_.reset();
   return result;
@@ -72,11 +85,23 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
          bytes, limit);
     return nullptr;
   }
+  // Shared loaders: small non-class requests go to the calling thread's window (no lock), and
+  // take the lock only for a new window (shared_windows.hpp).
+  size_t n = align_up(bytes, kWordBytes);
+  bool windowed = windows_ != nullptr && space == MS_SPACE_NONCLASS &&
+                  n <= SharedWindows::kMaxWindowRequest;
+  if (windowed) {
+    if (void* p = windows_->try_bump(n, nonclass_->fit_max())) return p;
+  }
   auto attempt = [&]() -> void* {
     OwnerScope guard(lock_, shared_);
     if (!alive_) {
       fail(MS_ERR_DESTROYED, "allocation from a destroyed loader");
       return nullptr;
+    }
+    // A free block that could hold the request goes first (best fit), as on the fast path.
+    if (windowed && n > nonclass_->fit_max()) {
+      return windows_->refill_locked(*nonclass_, nonclass_context_.bookkeeping(), n);
     }
     return arena(space).allocate(bytes);
   };
@@ -125,7 +150,8 @@ LoaderStats LoaderMetaspace::stats_locked() const {
   s.destroyed = !alive_;
   if (!alive_) return s;
   s.allocations = __atomic_load_n(&bump[0].allocs, __ATOMIC_RELAXED) +
-                  __atomic_load_n(&bump[1].allocs, __ATOMIC_RELAXED);
+                  __atomic_load_n(&bump[1].allocs, __ATOMIC_RELAXED) +
+                  (windows_ != nullptr ? windows_->extra_allocations_locked() : 0);
   s.arena[MS_SPACE_NONCLASS] = nonclass_->stats_locked();
   s.arena[MS_SPACE_CLASS] = class_->stats_locked();
   const ArenaStats& nc = s.arena[MS_SPACE_NONCLASS];
@@ -163,7 +189,8 @@ void LoaderMetaspace::fold_usage_locked() {
 
 bool LoaderMetaspace::verify_locked() const {
   if (!alive_) return true;
-  return nonclass_->verify() && class_->verify();
+  return nonclass_->verify() && class_->verify() &&
+         (windows_ == nullptr || windows_->verify_locked(*nonclass_));
 }
 
 }  // namespace metaspace

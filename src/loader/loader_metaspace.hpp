@@ -21,6 +21,7 @@
 #include "context/class_space.hpp"
 #include "context/context.hpp"
 #include "loader/loader_lock.hpp"
+#include "loader/shared_windows.hpp"
 
 namespace metaspace {
 
@@ -87,6 +88,10 @@ class LoaderMetaspace : public ms__loader_head {
   bool shared_ = false;  // MS_LOADER_SHARED: every call takes the full lock
   bool checked_ = false;
   ms_loader_kind_t kind_ = MS_LOADER_STANDARD;
+  // Shared loaders: the threads' allocation windows in the non-class arena, from the space's
+  // bookkeeping (a pointer: loader objects sit at the top of their 768-byte slab class). Null
+  // for other loaders, and if it could not be made (the loader then serializes every call).
+  SharedWindows* windows_ = nullptr;
   // Destroyed in reverse order: the class arena hands wastage to the non-class one.
   std::optional<Arena> nonclass_;
   std::optional<Arena> class_;

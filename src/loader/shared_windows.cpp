@@ -89,9 +89,10 @@ void* SharedWindows::refill_locked(Arena& arena, SlabAllocator& bookkeeping, siz
     w->next = head_;
     head_ = w;
     count_++;
-  } else if (block == w->end) {
-    // Carved right behind the old window (no other thread carved in between): the window grows
-    // and keeps its rest. Filing rests as free blocks made most later requests fit one (fit_max)
+  } else if (block == w->end && arena.owns(w->start, static_cast<size_t>(block + kWindowBytes -
+                                                                          w->start))) {
+    // Carved right behind the old window in the same chunk (no other thread carved in between;
+    // a block never spans two chunks, even adjacent ones): the window grows and keeps its rest. Filing rests as free blocks made most later requests fit one (fit_max)
     // and take the lock: 11.5 % of the size mix's blocks with one thread.
     char* top = w->top.load(std::memory_order_relaxed);
     w->end = block + kWindowBytes;

@@ -61,6 +61,8 @@ ROWS = [
     ("threads_own/mix/threads:2", "2 threads, own loaders, size mix", "ns/block (wall, all threads)"),
     ("threads_shared/mix/threads:1", "1 thread, shared loader, size mix", "ns/block (wall, all threads)"),
     ("threads_shared/mix/threads:2", "2 threads, one shared loader, size mix", "ns/block (wall, all threads)"),
+    ("threads_shared/mix/threads:4", "4 threads, one shared loader, size mix (oversubscribes 2 cores)",
+     "ns/block (wall, all threads)"),
 ]
 
 METHOD = """## Method
@@ -288,9 +290,38 @@ def scale_table(table):
     return "\n".join(["| operation | time | peak RSS added / returned |", "|---|---|---|"] + rows)
 
 
+def heap_states(table):
+    """glibc aged by the warm-up (the `glibc` column) against glibc after one large request."""
+    lines = []
+    for op in ("alloc/8", "alloc/16", "alloc/32", "alloc/64", "alloc/mix"):
+        ms, aged, clean = (figure(table, b, op) for b in ("metaspace", "glibc", "glibc_clean"))
+        if ms is None or aged is None or clean is None:
+            continue
+        lines.append(f"| `{op}` | {ms:.2f} | {aged:.2f} | {clean:.2f} | {aged / ms:.2f} | {clean / ms:.2f} |")
+    if not lines:
+        return None
+    return "\n".join(["| operation | metaspace ns/block | glibc aged ns/block | glibc clean ns/block | "
+                      "× vs aged | × vs clean |", "|---|---|---|---|---|---|"] + lines)
+
+
+def shared_loader_table(table):
+    """One MS_LOADER_SHARED loader used by one thread, against an own loader, same run."""
+    lines = []
+    for op, what in (("alloc/16", "allocate 16 B, warm"), ("alloc/mix", "allocate, size mix, warm"),
+                     ("free", "premature deallocation (size mix)"), ("reuse", "allocate again from freed blocks")):
+        own, shared = figure(table, "metaspace", op), figure(table, "metaspace_shared", op)
+        if own is None or shared is None:
+            continue
+        lines.append(f"| {what} (`{op}`) | {own:.2f} | {shared:.2f} |")
+    if not lines:
+        return None
+    return "\n".join(["| operation | own loader ns/block | shared loader, one thread ns/block |",
+                      "|---|---|---|"] + lines)
+
+
 def counter_cost(table):
     lines = []
-    for op in ("alloc/16", "alloc/mix"):
+    for op in ("alloc/8", "alloc/16", "alloc/64", "alloc/mix"):
         with_c, without = figure(table, "metaspace", op), figure(table, "metaspace_nocount", op)
         if with_c is None or without is None:
             continue
@@ -511,8 +542,23 @@ def main():
     if cc:
         md += ["### Cost of the statistics counter on the fast path", "",
                "The inline fast path also increments `allocs` (the loader's allocation count). "
-               "`metaspace_nocount` is a copy of `ms_allocate` in the benchmark without that store, run in "
-               "the same process:", "", cc, ""]
+               "`metaspace_nocount` is a copy of `ms_allocate` in the benchmark without that store and "
+               "nothing else changed (handle check and `fit_max` check kept), run in the same process:",
+               "", cc, ""]
+    hs = heap_states(table)
+    if hs:
+        md += ["### glibc in both heap states", "",
+               "The `glibc` column above is glibc's heap *aged* by the warm-up (32 MiB of the size mix "
+               "allocated and freed twice, plus every benchmark before it in the process): small requests "
+               "search and split scattered free chunks. `glibc_clean` runs the same warm-up, then one "
+               "unrelated 64 KiB request, after which glibc has consolidated its free chunks and carves "
+               "small requests off the top, as on a fresh heap. Both states are real; the ratios differ "
+               "accordingly:", "", hs, ""]
+    sl = shared_loader_table(table)
+    if sl:
+        md += ["### One shared loader (`MS_LOADER_SHARED`), one thread", "",
+               "Each thread bumps in its own window of the shared loader (docs/threads.md); the thread rows "
+               "of the table above show the same loader under 2 and 4 threads.", "", sl, ""]
     share = table.get("metaspace", {}).get("slow_path_share/mix", {}).get("raw")
     if share:
         md += ["### Where the size mix leaves the fast path", "",

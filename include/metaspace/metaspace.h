@@ -5,9 +5,19 @@
  * Threading contract
  *   - A metaspace may be used from any number of threads.
  *   - Calls on one loader must be serialized by the caller (a runtime holds its loader lock anyway),
- *     unless the loader was created with MS_LOADER_SHARED, in which case every call on it takes the
- *     loader's own lock. This keeps the bump path free of atomics and locks for the common case.
- *   - Statistics, reports and verification may run concurrently with anything.
+ *     unless the loader was created with MS_LOADER_SHARED. This keeps the bump path free of atomics
+ *     and locks for the common case.
+ *   - MS_LOADER_SHARED loaders may be called from many threads at once: each thread bumps small
+ *     non-class requests in a window of its own (a TLAB), and only taking a new window, class space
+ *     requests, frees, reuse of freed blocks and requests above 1 KiB take the loader's lock. The
+ *     unused rest of a thread's window counts as used until the window is retired (at most 8 KiB
+ *     per thread); windows of threads that exited stay with the loader until it dies.
+ *   - Loader death: ms_loader_destroy must not run concurrently with any other call on that loader
+ *     from any thread. The caller orders it after them (a runtime destroys a loader only when no
+ *     thread can load into it any more, and the threads that did have synchronized with the
+ *     destroying one, e.g. through the runtime's own lock or a GC safepoint). Every window goes
+ *     back with the loader's chunks; later calls with the dead handle fail (MS_ERR_DESTROYED).
+ *   - Statistics, reports and verification may run concurrently with anything (docs/threads.md).
  *
  * Errors
  *   Functions that can fail return NULL or an ms_error_t and record the error for the calling

@@ -84,6 +84,12 @@ class Arena {
   void zap();
   // Takes a block of memory this arena may hand out (gaps and tails from a sibling arena).
   void add_wastage(char* p, size_t bytes, BlockOrigin origin);
+  // Files the unused rest of a block this arena handed out (a shared loader's retired window,
+  // loader/shared_windows.hpp) as a salvaged free block. Not in checked mode.
+  ms_error_t file_salvaged(char* p, size_t bytes);
+  // The largest free block's size as last published: requests up to it go where best fit is.
+  // Readable from any thread.
+  size_t fit_max() const { return __atomic_load_n(&window_->fit_max, __ATOMIC_RELAXED); }
 
   // True if [p, p + bytes) lies within the part of one of this arena's chunks handed out so far.
   bool owns(const void* p, size_t bytes) const;
@@ -115,6 +121,12 @@ class Arena {
   void park();     // window → top_/end_
   void publish();  // top_/end_ → window, if the fast path may serve
   void* allocate_from_free_blocks(size_t bytes);
+  // The slow path's first resort without parking the window: best fit from the free blocks, or
+  // null (none fits, or checked mode, which has its own path).
+  void* reuse(size_t bytes);
+  void count_allocation();
+  // fit_max ← the largest free block, if the window is open.
+  void refresh_fit_max();
   void* allocate_from_chunks(size_t bytes);
   enum class Bump { kDone, kNoRoom, kFailed };
   Bump bump_current(size_t bytes, char** out);
@@ -142,7 +154,6 @@ class Arena {
   void fold(const Contribution& now);
   void fold_if_due();
   static bool same_foreign(const Contribution& a, const Contribution& b);
-  static size_t distance(const Contribution& a, const Contribution& b);
   static constexpr size_t kFoldSlackBytes = 16 * 1024;
   // The counters of the space foreign blocks lie in: the donor's (class) space.
   SpaceUsage& foreign_usage() const;

@@ -89,6 +89,7 @@ void BlockTree::add(void* p, size_t words, unsigned tag) {
   root_ = insert(root_, n);
   count_++;
   words_ += words;
+  if (words > largest_) largest_ = words;
 }
 
 void* BlockTree::take(size_t words, size_t* got_words, unsigned* tag) {
@@ -112,6 +113,7 @@ void* BlockTree::take(size_t words, size_t* got_words, unsigned* tag) {
   } else {
     taken = best;
     root_ = remove(root_, best->words);
+    if (taken->words == largest_) largest_ = rightmost_words();
   }
   count_--;
   words_ -= taken->words;
@@ -120,7 +122,7 @@ void* BlockTree::take(size_t words, size_t* got_words, unsigned* tag) {
   return taken;
 }
 
-size_t BlockTree::largest_words() const {
+size_t BlockTree::rightmost_words() const {
   const Node* n = root_;
   if (n == nullptr) return 0;
   while (n->right != nullptr) n = n->right;
@@ -176,6 +178,8 @@ bool BlockTree::verify(const BlockBounds& bounds) const {
   int h = 0;
   Walk walk{bounds};
   if (!verify_subtree(root_, 0, SIZE_MAX, 0, &h, &walk)) return false;
+  MS_VERIFY(largest_ == rightmost_words(), "tree caches %zu words as its largest, holds %zu",
+            largest_, rightmost_words());
   MS_VERIFY(walk.count == count_ && walk.words == words_,
             "tree holds %zu blocks / %zu words, counters say %zu / %zu", walk.count, walk.words,
             count_, words_);

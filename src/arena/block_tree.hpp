@@ -24,7 +24,9 @@ class BlockTree {
   bool empty() const { return root_ == nullptr; }
   size_t count() const { return count_; }
   size_t words() const { return words_; }
-  size_t largest_words() const;
+  // Cached: publishing the fast path's fit_max after every free or reuse walked to the rightmost
+  // node each time (6 % of a free's 72 ns in `perf`).
+  size_t largest_words() const { return largest_; }
 
   // Reads a node only if `bounds` accepts it, visits at most count() blocks and descends at
   // most kMaxHeight levels: smashed links and cycles are reported as MS_ERR_CORRUPTED.
@@ -73,9 +75,13 @@ class BlockTree {
     visit(n->right, f);
   }
 
+  // The rightmost node's size, walked again only when the last block of that size leaves.
+  size_t rightmost_words() const;
+
   Node* root_ = nullptr;
   size_t count_ = 0;
   size_t words_ = 0;
+  size_t largest_ = 0;  // words of the largest block; 0 when empty
 };
 
 }  // namespace metaspace

@@ -5,37 +5,6 @@
 
 namespace metaspace {
 
-void FreeBlocks::add(void* p, size_t bytes, BlockOrigin origin) {
-  MS_ASSERT(bytes >= 8 && bytes % 8 == 0, "free block %p of %zu bytes", p, bytes);
-  size_t words = bytes / 8;
-  unsigned tag = static_cast<unsigned>(origin);
-  if (words <= BinList::kMaxWords) {
-    bins_.add(p, words, tag);
-  } else {
-    tree_.add(p, words, tag);
-  }
-  bytes_by_[tag][foreign(p) ? 1 : 0] += bytes;
-}
-
-void* FreeBlocks::take(size_t bytes, size_t* got_bytes, BlockOrigin* origin) {
-  size_t words = bytes / 8;
-  size_t got_words = 0;
-  unsigned tag = 0;
-  void* p = nullptr;
-  if (words <= BinList::kMaxWords) p = bins_.take(words, &got_words, &tag);
-  // Every tree block is larger than every bin block, so the bins' answer, if any, is the best.
-  if (p == nullptr) p = tree_.take(words, &got_words, &tag);
-  if (p == nullptr) return nullptr;
-  *got_bytes = got_words * 8;
-  bytes_by_[tag][foreign(p) ? 1 : 0] -= *got_bytes;
-  if (origin != nullptr) *origin = static_cast<BlockOrigin>(tag);
-  return p;
-}
-
-size_t FreeBlocks::largest_bytes() const {
-  return (tree_.empty() ? bins_.largest_words() : tree_.largest_words()) * 8;
-}
-
 bool FreeBlocks::verify(const BlockBounds& bounds) const {
   if (!bins_.verify(bounds) || !tree_.verify(bounds)) return false;
   size_t counted[kBlockOrigins][2] = {};

@@ -16,6 +16,7 @@
 #include "arena/fence.hpp"
 #include "arena/growth_policy.hpp"
 #include "chunks/chunk_manager.hpp"
+#include "loader/shared_windows.hpp"
 
 namespace metaspace {
 
@@ -61,6 +62,11 @@ class LoaderArenas {
   };
   Pooled& pooled() { return pooled_; }
   const Pooled& pooled() const { return pooled_; }
+
+  // A shared loader's per-thread allocation windows (shared_windows.hpp), or null: not shared,
+  // checked mode, or they could not be made (the loader then serializes every call). Kept here
+  // rather than in the loader object, which micro loaders keep small.
+  SharedWindows* windows = nullptr;
 
  private:
   // Destroyed in reverse order: the class arena hands wastage to the non-class one.

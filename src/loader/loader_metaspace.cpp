@@ -35,6 +35,11 @@ bool LoaderMetaspace::ensure_arenas() {
 }
 
 void LoaderMetaspace::destroy_arenas() {
+  if (arenas_ != nullptr && arenas_->windows != nullptr) {
+    arenas_->windows->release_locked(env_->nonclass.bookkeeping());
+    env_->nonclass.bookkeeping().destroy(arenas_->windows);
+    arenas_->windows = nullptr;
+  }
   env_->nonclass.bookkeeping().destroy(arenas_);
   arenas_ = nullptr;
 }
@@ -52,6 +57,14 @@ bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
   // Micro loaders make their arenas when they graduate; in checked mode they need the part that
   // keeps their pooled blocks' fences from the start.
   if ((kind != MS_LOADER_MICRO || env_->checked) && !ensure_arenas()) return false;
+  if (shared() && !env_->checked && arenas_ != nullptr) {
+    arenas_->windows = env_->nonclass.bookkeeping().create<SharedWindows>();
+    if (arenas_->windows != nullptr) {
+      arenas_->windows->open();
+    } else {
+      clear_error();  // without windows the loader still works, serialized
+    }
+  }
   alive_ = true;
   return true;
 }
@@ -93,11 +106,28 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
          bytes, limit);
     return nullptr;
   }
+  // Shared loaders: small non-class requests go to the calling thread's window (no lock), and
+  // take the lock only for a new window (shared_windows.hpp).
+  // Only loaders that are not micro have windows; their arenas_ is set at open and stays until
+  // close, so it can be read here without the lock (a micro loader's may appear at graduation).
+  SharedWindows* windows =
+      shared() && kind() != MS_LOADER_MICRO && arenas_ != nullptr ? arenas_->windows : nullptr;
+  size_t n = align_up(bytes, kWordBytes);
+  bool windowed = windows != nullptr && space == MS_SPACE_NONCLASS &&
+                  n <= SharedWindows::kMaxWindowRequest;
+  if (windowed) {
+    if (void* p = windows->try_bump(n, arenas_->of(MS_SPACE_NONCLASS).fit_max())) return p;
+  }
   auto attempt = [&]() -> void* {
     std::lock_guard<LoaderLock> guard(lock_);
     if (!alive_) {
       fail(MS_ERR_DESTROYED, "allocation from a destroyed loader");
       return nullptr;
+    }
+    // A free block that could hold the request goes first (best fit), as on the fast path.
+    Arena& nonclass = arenas_->of(MS_SPACE_NONCLASS);
+    if (windowed && n > nonclass.fit_max()) {
+      return windows->refill_locked(nonclass, env_->nonclass.bookkeeping(), n);
     }
     return allocate_locked(space, bytes);
   };
@@ -140,10 +170,15 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
     if (arenas_ != nullptr) {
       Arena& nonclass = arenas_->of(MS_SPACE_NONCLASS);
       Arena& klass = arenas_->of(MS_SPACE_CLASS);
-      if (nonclass.owns(p, n) || klass.owns(p, n)) {
+      // Ask the arena whose chunks lie where p lies first: a class space block is in a class
+      // chunk even when the non-class arena handed it out (a class alignment gap).
+      bool in_class_space = env_->class_space.contains(p);
+      Arena& first = in_class_space ? klass : nonclass;
+      Arena& second = in_class_space ? nonclass : klass;
+      if (first.owns(p, n) || second.owns(p, n)) {
         // A block in class space at class alignment can hold a class again; anything else (a
         // non-class block living in a class gap, say) is only good for non-class requests.
-        bool class_block = env_->class_space.contains(p) && is_aligned(p, klass.alignment());
+        bool class_block = in_class_space && is_aligned(p, klass.alignment());
         return (class_block ? klass : nonclass).deallocate(p, n);
       }
     }
@@ -337,6 +372,9 @@ LoaderStats LoaderMetaspace::stats_locked() const {
   if (!alive_) return s;
   s.allocations = __atomic_load_n(&bump[0].allocs, __ATOMIC_RELAXED) +
                   __atomic_load_n(&bump[1].allocs, __ATOMIC_RELAXED);
+  if (arenas_ != nullptr && arenas_->windows != nullptr) {
+    s.allocations += arenas_->windows->extra_allocations_locked();
+  }
   add_arena_stats(s);
   add_pooled_stats(s);
   return s;
@@ -360,6 +398,10 @@ bool LoaderMetaspace::verify_locked() const {
   if (!alive_) return true;
   if (arenas_ != nullptr &&
       !(arenas_->of(MS_SPACE_NONCLASS).verify() && arenas_->of(MS_SPACE_CLASS).verify())) {
+    return false;
+  }
+  if (arenas_ != nullptr && arenas_->windows != nullptr &&
+      !arenas_->windows->verify_locked(arenas_->of(MS_SPACE_NONCLASS))) {
     return false;
   }
   return verify_pooled();

@@ -93,6 +93,7 @@ class LoaderMetaspace : public ms__loader_head {
   ms_loader_kind_t kind() const { return static_cast<ms_loader_kind_t>(kind_ & ~kSharedBit); }
   // Allocates from the micro pool (a micro loader that has not graduated).
   bool pooled() const { return kind() == MS_LOADER_MICRO && !graduated_; }
+  bool shared() const { return (kind_ & kSharedBit) != 0; }
 
   // (Registry links prev_/next_ below, with the other fields: their order sets the size.)
 

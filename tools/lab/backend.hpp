@@ -64,6 +64,10 @@ class Backend {
   virtual nlohmann::json settings() const = 0;
 
   virtual LoaderHandle create_loader(LoaderKind kind) = 0;
+  // A loader that many threads may call at once (a parallel-capable class loader), or null if the
+  // allocator has no such thing: the caller then serializes the calls with a lock of its own, as
+  // a runtime's loader lock would. Destroyed with destroy_loader.
+  virtual LoaderHandle create_shared_loader(LoaderKind) { return nullptr; }
   virtual void* allocate(LoaderHandle loader, Space space, std::size_t bytes) = 0;
   virtual void deallocate(LoaderHandle loader, void* p, std::size_t bytes) = 0;
   virtual void destroy_loader(LoaderHandle loader) = 0;

@@ -82,6 +82,12 @@ LoaderHandle ElasticBackend::create_loader(LoaderKind kind) {
   return loader;
 }
 
+LoaderHandle ElasticBackend::create_shared_loader(LoaderKind kind) {
+  ms_loader_t* loader = ms_loader_create(ms_, to_ms(kind), MS_LOADER_SHARED);
+  if (!loader) fail("ms_loader_create(MS_LOADER_SHARED)");
+  return loader;
+}
+
 void* ElasticBackend::allocate(LoaderHandle loader, Space space, std::size_t bytes) {
   void* p = ms_allocate(static_cast<ms_loader_t*>(loader), space == Space::klass ? MS_SPACE_CLASS : MS_SPACE_NONCLASS,
                         bytes);

@@ -18,6 +18,7 @@ class ElasticBackend : public Backend {
   std::string name() const override { return name_; }
   nlohmann::json settings() const override;
   LoaderHandle create_loader(LoaderKind kind) override;
+  LoaderHandle create_shared_loader(LoaderKind kind) override;
   void* allocate(LoaderHandle loader, Space space, std::size_t bytes) override;
   void deallocate(LoaderHandle loader, void* p, std::size_t bytes) override;
   void destroy_loader(LoaderHandle loader) override;

@@ -166,11 +166,31 @@ TEST_F(Scenarios, ThreadsMeasuresEachThreadCountAndFreesEverything) {
   s.classes_per_loader = 50;
   s.thread_counts = {1, 2};
   s.repeat = 2;
+  s.mode = "own";
   for (const char* backend : {"elastic", "malloc"}) {
     BackendRun r = run(s, backend);
     ASSERT_EQ(r.samples.size(), 6u) << backend << ": two load samples per thread count (repeat 2), one unload";
     EXPECT_EQ(at(r, "load", 1).live, at(r, "load", 2).live) << "the same classes whatever the thread count";
     EXPECT_EQ(at(r, "unload", 2).live, 0u);
+  }
+}
+
+// The seeds' app-loader case: every thread loads into one loader (MS_LOADER_SHARED for
+// libmetaspace, one lock around a malloc loader), the same classes as in the own mode.
+TEST_F(Scenarios, ThreadsSharedModeLoadsTheSameClassesIntoOneLoader) {
+  ThreadsScenario s;
+  s.classes = 400;
+  s.classes_per_loader = 50;
+  s.thread_counts = {1, 4};
+  s.repeat = 1;
+  s.mode = "both";
+  for (const char* backend : {"elastic", "malloc"}) {
+    BackendRun r = run(s, backend);
+    ASSERT_EQ(r.samples.size(), 8u) << backend << ": per mode one load sample per thread count, one unload";
+    EXPECT_EQ(at(r, "load_shared", 1).live, at(r, "load_shared", 4).live) << backend;
+    EXPECT_EQ(at(r, "load_shared", 4).live, at(r, "load", 4).live) << backend << ": both modes load the same";
+    EXPECT_EQ(at(r, "load_shared", 4).extra["mode"], "shared");
+    EXPECT_EQ(at(r, "unload_shared", 4).live, 0u);
   }
 }
 

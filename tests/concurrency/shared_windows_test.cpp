@@ -1,0 +1,208 @@
+// One MS_LOADER_SHARED loader used by many threads at once, each bumping in its own window
+// (src/loader/shared_windows.*): blocks never overlap, every window is visible to ms_verify and
+// the statistics while threads allocate, loader death follows the documented contract, and a
+// block freed by one thread is reused by another. Built for TSan (`--preset tsan`).
+#include <gtest/gtest.h>
+#include <metaspace/metaspace.h>
+
+#include <atomic>
+#include <barrier>
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "support/accounting.hpp"
+
+namespace {
+
+using metaspace::test::accounted_bytes;
+
+struct Block {
+  void* p;
+  size_t n;
+};
+
+// A size from a small mix: mostly window-sized requests, some above kMaxWindowRequest (locked).
+size_t size_of(size_t thread, size_t i) {
+  size_t k = (thread * 7919 + i * 104729) % 100;
+  return k < 90 ? 8 * (1 + k % 24) : 1024 + 8 * k;
+}
+
+// The value every byte of thread t's block i holds.
+unsigned char tag_of(size_t thread, size_t i) { return static_cast<unsigned char>(thread * 31 + i); }
+
+void expect_identity(ms_metaspace_t* ms) {
+  ms_stats_t st;
+  ASSERT_EQ(ms_get_stats(ms, &st), MS_OK);
+  for (const ms_space_stats_t& sp : {st.space[0], st.space[1], st.total}) {
+    EXPECT_EQ(sp.committed_bytes, accounted_bytes(sp));
+  }
+}
+
+TEST(SharedWindows, EightThreadsBlocksNeverOverlap) {
+  constexpr size_t kThreads = 8;
+  constexpr size_t kBlocks = 3000;
+  ms_metaspace_t* ms = ms_create(nullptr);
+  ASSERT_NE(ms, nullptr);
+  ms_loader_t* shared = ms_loader_create(ms, MS_LOADER_STANDARD, MS_LOADER_SHARED);
+  ASSERT_NE(shared, nullptr);
+  std::vector<std::vector<Block>> blocks(kThreads);
+  std::barrier start(static_cast<std::ptrdiff_t>(kThreads));
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < kThreads; t++) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      for (size_t i = 0; i < kBlocks; i++) {
+        size_t n = size_of(t, i);
+        void* p = ms_allocate(shared, MS_SPACE_NONCLASS, n);
+        if (p == nullptr) return;
+        std::memset(p, tag_of(t, i), n);
+        blocks[t].push_back({p, n});
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  // After all threads joined: every byte still holds its owner's pattern.
+  size_t bad = 0;
+  for (size_t t = 0; t < kThreads; t++) {
+    ASSERT_EQ(blocks[t].size(), kBlocks) << "thread " << t << ": " << ms_last_error_text();
+    for (size_t i = 0; i < kBlocks; i++) {
+      const auto* b = static_cast<const unsigned char*>(blocks[t][i].p);
+      for (size_t k = 0; k < blocks[t][i].n; k++) bad += b[k] != tag_of(t, i);
+    }
+  }
+  EXPECT_EQ(bad, 0u) << "bytes written over by another thread's block";
+  ms_loader_stats_t ls;
+  ASSERT_EQ(ms_loader_get_stats(shared, &ls), MS_OK);
+  EXPECT_EQ(ls.allocations, kThreads * kBlocks) << "window blocks are counted";
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  expect_identity(ms);
+  ASSERT_EQ(ms_loader_destroy(shared), MS_OK);
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  expect_identity(ms);
+  ms_destroy(ms);
+}
+
+TEST(SharedWindows, VisibleToVerifyAndStatisticsWhileThreadsAllocate) {
+  constexpr size_t kThreads = 4;
+  ms_metaspace_t* ms = ms_create(nullptr);
+  ASSERT_NE(ms, nullptr);
+  ms_loader_t* shared = ms_loader_create(ms, MS_LOADER_STANDARD, MS_LOADER_SHARED);
+  ASSERT_NE(shared, nullptr);
+  std::atomic<bool> stop{false};
+  std::atomic<size_t> failures{0};
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < kThreads; t++) {
+    threads.emplace_back([&, t] {
+      for (size_t i = 0; !stop.load(std::memory_order_relaxed) && i < 200000; i++) {
+        size_t n = size_of(t, i);
+        void* p = ms_allocate(shared, MS_SPACE_NONCLASS, n);
+        if (p == nullptr) {
+          failures++;
+          return;
+        }
+        std::memset(p, 1, n);
+        if (i % 7 == 0 && ms_deallocate(shared, p, n) != MS_OK) failures++;
+      }
+    });
+  }
+  size_t rounds = 0;
+  for (; rounds < 50; rounds++) {
+    ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+    ms_stats_t st;
+    ASSERT_EQ(ms_get_stats(ms, &st), MS_OK);
+    EXPECT_EQ(st.total.committed_bytes, accounted_bytes(st.total));
+    ms_loader_stats_t ls;
+    ASSERT_EQ(ms_loader_get_stats(shared, &ls), MS_OK);
+  }
+  stop = true;
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0u) << ms_last_error_text();
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  expect_identity(ms);
+  ASSERT_EQ(ms_loader_destroy(shared), MS_OK);
+  ms_destroy(ms);
+}
+
+// The contract: the caller orders ms_loader_destroy after every other call on the loader (here:
+// the threads' allocations happen before a barrier the destroying thread waits on). The threads
+// keep their cache entries for the dead loader's windows; afterwards the dead handle is refused
+// and a new loader's windows are its own.
+TEST(SharedWindows, LoaderDiesWhileWindowsAreOpen) {
+  constexpr size_t kThreads = 4;
+  ms_metaspace_t* ms = ms_create(nullptr);
+  ASSERT_NE(ms, nullptr);
+  ms_loader_t* loader = ms_loader_create(ms, MS_LOADER_STANDARD, MS_LOADER_SHARED);
+  ASSERT_NE(loader, nullptr);
+  ms_loader_t* next = nullptr;
+  std::barrier phase(static_cast<std::ptrdiff_t>(kThreads + 1));
+  std::atomic<size_t> failures{0};
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < kThreads; t++) {
+    threads.emplace_back([&, t] {
+      for (size_t i = 0; i < 500; i++) {
+        if (ms_allocate(loader, MS_SPACE_NONCLASS, 8 * (1 + i % 16)) == nullptr) failures++;
+      }
+      phase.arrive_and_wait();  // windows open; the main thread destroys the loader
+      phase.arrive_and_wait();  // ... and creates the next one
+      if (ms_allocate(loader, MS_SPACE_NONCLASS, 16) != nullptr ||
+          ms_last_error() != MS_ERR_DESTROYED) {
+        failures++;
+      }
+      for (size_t i = 0; i < 500; i++) {
+        void* p = ms_allocate(next, MS_SPACE_NONCLASS, 8 * (1 + (i + t) % 16));
+        if (p == nullptr || ms_deallocate(next, p, 8 * (1 + (i + t) % 16)) != MS_OK) failures++;
+      }
+    });
+  }
+  phase.arrive_and_wait();
+  ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  ASSERT_EQ(ms_loader_destroy(loader), MS_OK);
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  expect_identity(ms);
+  next = ms_loader_create(ms, MS_LOADER_STANDARD, MS_LOADER_SHARED);
+  ASSERT_NE(next, nullptr);
+  phase.arrive_and_wait();
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0u);
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  expect_identity(ms);
+  ASSERT_EQ(ms_loader_destroy(next), MS_OK);
+  ms_destroy(ms);
+}
+
+// A block freed by one thread is handed out again (best fit first) to another thread's request.
+TEST(SharedWindows, BlockFreedByOneThreadIsReusedByAnother) {
+  ms_metaspace_t* ms = ms_create(nullptr);
+  ASSERT_NE(ms, nullptr);
+  ms_loader_t* shared = ms_loader_create(ms, MS_LOADER_STANDARD, MS_LOADER_SHARED);
+  ASSERT_NE(shared, nullptr);
+  constexpr size_t kBlocks = 64;
+  constexpr size_t kBytes = 200;
+  std::vector<void*> blocks;
+  std::thread([&] {
+    for (size_t i = 0; i < kBlocks; i++) blocks.push_back(ms_allocate(shared, MS_SPACE_NONCLASS, kBytes));
+  }).join();
+  expect_identity(ms);
+  std::thread([&] {
+    for (void* p : blocks) EXPECT_EQ(ms_deallocate(shared, p, kBytes), MS_OK);
+  }).join();
+  ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  expect_identity(ms);
+  std::set<void*> freed(blocks.begin(), blocks.end());
+  std::vector<void*> again;
+  std::thread([&] {
+    for (size_t i = 0; i < kBlocks; i++) again.push_back(ms_allocate(shared, MS_SPACE_NONCLASS, kBytes));
+  }).join();
+  size_t reused = 0;
+  for (void* p : again) reused += freed.count(p);
+  EXPECT_EQ(reused, kBlocks) << "every freed block is reused before new memory";
+  ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  expect_identity(ms);
+  ASSERT_EQ(ms_loader_destroy(shared), MS_OK);
+  ms_destroy(ms);
+}
+
+}  // namespace

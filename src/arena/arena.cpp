@@ -200,7 +200,8 @@ void Arena::fold_if_due() {
   // Folding costs about five atomic read-modify-writes on counters every thread shares, several
   // times a bare free's work (not measured apart; a free cost ~50 ns per block before lookups by
   // address). So a slow-path call folds when a chunk changed hands or the arena moved by
-  // kFoldSlackBytes since its last fold; statistics visits fold whatever is left. ms_get_usage may therefore be off by less than that per active loader.
+  // kFoldSlackBytes since its last fold; statistics visits fold whatever is left, so ms_get_usage
+  // may be off by less than that per active loader.
   // The test is an upper bound of the distance to the last fold, from running totals (bytes
   // filed and taken, bumped, fences), so it needs no contribution: recomputing and comparing
   // that on every call was 12 % of a free. Churn that nets out folds early, which is harmless.
@@ -211,7 +212,7 @@ void Arena::fold_if_due() {
     size_t bumped = consumed > folded_.consumed ? consumed - folded_.consumed
                                                 : folded_.consumed - consumed;
     size_t fences =
-        fence_count_ * Fence::kBytes - folded_.fence_bytes[0] - folded_.fence_bytes[1];
+        fences_.count * Fence::kBytes - folded_.fence_bytes[0] - folded_.fence_bytes[1];
     if (moved + bumped + fences < kFoldSlackBytes) return;
   }
   fold(contribution());

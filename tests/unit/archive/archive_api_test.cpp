@@ -124,12 +124,10 @@ TEST(ArchiveApi, SettingsFromOptionsText) {
 
 TEST(ArchiveApi, ReportsShowTheMappedArchive) {
   TempDir dir;
-  std::string path = dir.file("a.msa");
-  ms_settings_t s = archive_settings();
-  uintptr_t base = free_address(256u << 20);
-  write_graph(path, s, base, 100, 2);
-  s.archive_path = path.c_str();
-  ms_metaspace_t* ms = ms_create(&s);
+  MappedGraph g = dump_and_map(dir, archive_settings(), 100, 2);
+  ms_metaspace_t* ms = g.ms;
+  const std::string& path = g.path;
+  uintptr_t base = g.base;
   ASSERT_NE(ms, nullptr) << ms_last_error_text();
   ms_loader_t* l = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
   ASSERT_MS_OK(ms_deallocate(l, ms_archive_root(ms, "first"), 576));

@@ -114,6 +114,23 @@ inline void write_graph(const std::string& path, const ms_settings_t& s, uintptr
   ms_archive_discard(b);
 }
 
+// The graph dumped at a free base into dir/a.msa and mapped with `s` (ms null on failure, the
+// error recorded).
+struct MappedGraph {
+  std::string path;
+  uintptr_t base;
+  ms_metaspace_t* ms;
+};
+
+inline MappedGraph dump_and_map(const TempDir& dir, ms_settings_t s, size_t classes,
+                                size_t methods) {
+  MappedGraph g{dir.file("a.msa"), free_address(256u << 20), nullptr};
+  write_graph(g.path, s, g.base, classes, methods);
+  s.archive_path = g.path.c_str();
+  g.ms = ms_create(&s);
+  return g;
+}
+
 // Walks the graph from "last" to "first" through the mapped archive: every pointer, narrow
 // pointer and root as dumped.
 inline void check_graph(ms_metaspace_t* ms, size_t classes, size_t methods) {

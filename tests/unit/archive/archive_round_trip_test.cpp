@@ -13,12 +13,9 @@ namespace {
 
 TEST(ArchiveRoundTrip, MappedAtItsBaseNothingMoves) {
   TempDir dir;
-  std::string path = dir.file("a.msa");
-  ms_settings_t s = archive_settings();
-  uintptr_t base = free_address(256u << 20);
-  write_graph(path, s, base, 300, 4);
-  s.archive_path = path.c_str();
-  ms_metaspace_t* ms = ms_create(&s);
+  MappedGraph g = dump_and_map(dir, archive_settings(), 300, 4);
+  ms_metaspace_t* ms = g.ms;
+  uintptr_t base = g.base;
   ASSERT_NE(ms, nullptr) << ms_last_error_text();
   ASSERT_MS_OK(ms_verify(ms));
   ms_stats_t st;
@@ -97,12 +94,9 @@ TEST(ArchiveRoundTrip, DeallocatingArchivedBlocksIsIgnoredAndCounted) {
   for (int checked = 0; checked <= 1; checked++) {
     SCOPED_TRACE(checked);
     TempDir dir;
-    std::string path = dir.file("a.msa");
     ms_settings_t s = archive_settings();
-    write_graph(path, s, free_address(256u << 20), 10, 2);
-    s.archive_path = path.c_str();
     s.checked = checked;
-    ms_metaspace_t* ms = ms_create(&s);
+    ms_metaspace_t* ms = dump_and_map(dir, s, 10, 2).ms;
     ASSERT_NE(ms, nullptr) << ms_last_error_text();
     ms_loader_t* l = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
     auto* k = static_cast<ArchivedKlass*>(ms_archive_root(ms, "last"));

@@ -181,16 +181,18 @@ TEST_F(Scenarios, ThreadsSharedModeLoadsTheSameClassesIntoOneLoader) {
   ThreadsScenario s;
   s.classes = 400;
   s.classes_per_loader = 50;
-  s.thread_counts = {1, 4};
+  // Two threads at most: more would give glibc more per-thread arenas, which stay with the test
+  // process and disturb the malloc figures of the lab tests that follow.
+  s.thread_counts = {1, 2};
   s.repeat = 1;
   s.mode = "both";
   for (const char* backend : {"elastic", "malloc"}) {
     BackendRun r = run(s, backend);
     ASSERT_EQ(r.samples.size(), 8u) << backend << ": per mode one load sample per thread count, one unload";
-    EXPECT_EQ(at(r, "load_shared", 1).live, at(r, "load_shared", 4).live) << backend;
-    EXPECT_EQ(at(r, "load_shared", 4).live, at(r, "load", 4).live) << backend << ": both modes load the same";
-    EXPECT_EQ(at(r, "load_shared", 4).extra["mode"], "shared");
-    EXPECT_EQ(at(r, "unload_shared", 4).live, 0u);
+    EXPECT_EQ(at(r, "load_shared", 1).live, at(r, "load_shared", 2).live) << backend;
+    EXPECT_EQ(at(r, "load_shared", 2).live, at(r, "load", 2).live) << backend << ": both modes load the same";
+    EXPECT_EQ(at(r, "load_shared", 2).extra["mode"], "shared");
+    EXPECT_EQ(at(r, "unload_shared", 2).live, 0u);
   }
 }
 

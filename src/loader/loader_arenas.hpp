@@ -63,9 +63,9 @@ class LoaderArenas {
   Pooled& pooled() { return pooled_; }
   const Pooled& pooled() const { return pooled_; }
 
-  // A shared loader's per-thread allocation windows (shared_windows.hpp), or null: not shared,
-  // checked mode, or they could not be made (the loader then serializes every call). Kept here
-  // rather than in the loader object, which micro loaders keep small.
+  // A shared loader's per-thread allocation windows (shared_windows.hpp), or null: not shared, or
+  // checked mode (every call then takes the loader lock). Kept here rather than in the loader
+  // object, which micro loaders keep small.
   SharedWindows* windows = nullptr;
 
  private:

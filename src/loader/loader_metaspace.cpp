@@ -58,12 +58,14 @@ bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
   // keeps their pooled blocks' fences from the start.
   if ((kind != MS_LOADER_MICRO || env_->checked) && !ensure_arenas()) return false;
   if (shared() && !env_->checked && arenas_ != nullptr) {
+    // A loader that cannot have its windows is refused like one without arenas: creation met
+    // the failure, so it says so (MS_ERR_OUT_OF_MEMORY) and leaves nothing behind.
     arenas_->windows = env_->nonclass.bookkeeping().create<SharedWindows>();
-    if (arenas_->windows != nullptr) {
-      arenas_->windows->open();
-    } else {
-      clear_error();  // without windows the loader still works, serialized
+    if (arenas_->windows == nullptr) {
+      destroy_arenas();
+      return false;
     }
+    arenas_->windows->open();
   }
   alive_ = true;
   return true;

@@ -10,7 +10,7 @@
  *   - MS_LOADER_SHARED loaders may be called from many threads at once: each thread bumps small
  *     non-class requests in a window of its own (a TLAB), and only taking a new window, class space
  *     requests, frees, reuse of freed blocks and requests above 1 KiB take the loader's lock. The
- *     unused rest of a thread's window counts as used until the window is retired (at most 8 KiB
+ *     unused rest of a thread's window counts as used until the window is retired (at most 9 KiB
  *     per thread); windows of threads that exited stay with the loader until it dies.
  *   - Loader death: ms_loader_destroy must not run concurrently with any other call on that loader
  *     from any thread. The caller orders it after them (a runtime destroys a loader only when no

@@ -30,8 +30,9 @@ TEST(ProcMemory, ResidentAndProportionalSizesFollowTouchedPages) {
   EXPECT_GE(rss_touched, rss_before + kBytes * 9 / 10);
   EXPECT_GE(proc_memory::peak_resident_bytes(), rss_touched);
   if (pss_before.has_value()) {  // smaps_rollup: Linux 4.14 and later
-    // Private anonymous pages count whole in the PSS.
-    EXPECT_GE(proc_memory::proportional_bytes().value_or(0), *pss_before + kBytes * 9 / 10);
+    // Private anonymous pages count whole in the PSS. Not compared with the PSS before: the
+    // share of library pages in it falls when other processes (parallel tests) map them too.
+    EXPECT_GE(proc_memory::proportional_bytes().value_or(0), kBytes * 9 / 10);
   }
   ASSERT_EQ(madvise(m.p, kBytes, MADV_DONTNEED), 0);
   EXPECT_LE(proc_memory::resident_bytes(), rss_touched - kBytes * 9 / 10);

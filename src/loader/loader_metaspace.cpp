@@ -127,9 +127,9 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
       return nullptr;
     }
     // A free block that could hold the request goes first (best fit), as on the fast path.
-    Arena& nonclass = arenas_->of(MS_SPACE_NONCLASS);
-    if (windowed && n > nonclass.fit_max()) {
-      return windows->refill_locked(nonclass, env_->nonclass.bookkeeping(), n);
+    if (windowed && n > arenas_->of(MS_SPACE_NONCLASS).fit_max()) {
+      return windows->refill_locked(arenas_->of(MS_SPACE_NONCLASS), env_->nonclass.bookkeeping(),
+                                    n);
     }
     return allocate_locked(space, bytes);
   };

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "machine_load.hpp"
 #include "output/units.hpp"
 #include "simulated_loader.hpp"
 
@@ -89,23 +90,6 @@ const Sample* loaded_sample(const BackendRun& run, std::size_t threads, bool sha
         (!best || s.elapsed_ns < best->elapsed_ns))
       best = &s;
   return best;
-}
-
-// The 1-minute load average against the cores: a timing taken while the machine runs more than it
-// has cores measures the scheduler, so such a verdict says "inconclusive".
-struct MachineLoad {
-  double load = 0;
-  unsigned cores = 1;
-  bool busy() const { return load > cores; }
-  std::string describe() const { return fmt::format("load average {:.2f} on {} cores", load, cores); }
-};
-
-MachineLoad machine_load() {
-  MachineLoad m;
-  double l[1] = {0};
-  if (getloadavg(l, 1) == 1) m.load = l[0];
-  m.cores = std::max(1u, std::thread::hardware_concurrency());
-  return m;
 }
 
 double throughput(const Sample& s) {

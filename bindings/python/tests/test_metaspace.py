@@ -120,3 +120,11 @@ def test_report_at_exit_from_the_environment():
                          check=True)
     doc = json.loads(out.stderr[out.stderr.index("{"):])
     assert doc["schema"] == "libmetaspace.report"
+
+
+def test_every_error_code_the_library_names_is_known_here():
+    # The table above must follow the header: each code has the library's own description, and
+    # the first code past the table is one the library does not know either.
+    for code in range(1, len(_lib.ERROR_NAMES)):
+        assert not _lib.lib.ms_error_name(code).startswith(b"unknown"), _lib.ERROR_NAMES[code]
+    assert _lib.lib.ms_error_name(len(_lib.ERROR_NAMES)).startswith(b"unknown")

@@ -14,6 +14,12 @@ pub const MS_ERR_TOO_LARGE: ms_error_t = 2;
 pub const MS_ERR_NOT_OWNED: ms_error_t = 7;
 pub const MS_ERR_DESTROYED: ms_error_t = 10;
 pub const MS_ERR_OUT_OF_MEMORY: ms_error_t = 12;
+pub const MS_ERR_ARCHIVE_IO: ms_error_t = 13;
+pub const MS_ERR_ARCHIVE_FORMAT: ms_error_t = 14;
+pub const MS_ERR_ARCHIVE_VERSION: ms_error_t = 15;
+pub const MS_ERR_ARCHIVE_MISMATCH: ms_error_t = 16;
+pub const MS_ERR_ARCHIVE_CHECKSUM: ms_error_t = 17;
+pub const MS_ERR_ARCHIVE_CHANGED: ms_error_t = 18;
 
 pub type ms_space_t = c_int;
 pub const MS_SPACE_NONCLASS: ms_space_t = 0;

@@ -67,10 +67,10 @@ void MicroPool::unlink_and_return_locked(Space& s, Chunk* c) {
 
 MicroPool::Result MicroPool::allocate(MicroRecord& r, ms_space_t sp, size_t bytes, char** out) {
   MS_ASSERT(bytes > 0 && bytes % kWordBytes == 0, "pool request of %zu bytes", bytes);
-  if (bytes > options_.chunk_bytes / kMaxBlockFraction) return graduate(r);
+  if (bytes > options_.chunk_bytes / kMaxBlockFraction) return graduate();
   size_t held = 0;
   r.for_each_run([&](char*, size_t n) { held += n; });
-  if (held + bytes > kMaxLoaderBytes) return graduate(r);
+  if (held + bytes > kMaxLoaderBytes) return graduate();
   int runs = r.runs();
   std::lock_guard<std::mutex> guard(lock_);
   Space& s = space(sp);
@@ -129,7 +129,7 @@ MicroPool::Result MicroPool::allocate(MicroRecord& r, ms_space_t sp, size_t byte
   return Result::kDone;
 }
 
-MicroPool::Result MicroPool::graduate(MicroRecord&) {
+MicroPool::Result MicroPool::graduate() {
   std::lock_guard<std::mutex> guard(lock_);
   return graduate_locked();
 }

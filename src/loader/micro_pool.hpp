@@ -171,7 +171,7 @@ class MicroPool {
   void unlink_and_return_locked(Space& s, Chunk* c);
   // Returns c if no live loader holds bytes in it and it is neither current nor tail.
   void return_if_unused_locked(Space& s, Chunk* c);
-  Result graduate(MicroRecord& r);
+  Result graduate();
   Result graduate_locked();
   // A bump window: the current chunk or the tail of a space.
   struct Window {

@@ -85,33 +85,31 @@ void* SharedWindows::refill_locked(Arena& arena, SlabAllocator& bookkeeping, siz
     return nullptr;
   }
   carved_++;
+  char* result = block;  // where the request goes: the new block, or the grown window's top
   if (fresh) {
     w->next = head_;
     head_ = w;
     count_++;
+    w->start = block;
   } else if (block == w->end && arena.owns(w->start, static_cast<size_t>(block + kWindowBytes -
                                                                           w->start))) {
     // Carved right behind the old window in the same chunk (no other thread carved in between;
-    // a block never spans two chunks, even adjacent ones): the window grows and keeps its rest. Filing rests as free blocks made most later requests fit one (fit_max)
-    // and take the lock: 11.5 % of the size mix's blocks with one thread.
-    char* top = w->top.load(std::memory_order_relaxed);
-    w->end = block + kWindowBytes;
-    w->top.store(top + n, std::memory_order_release);
-    w->blocks.store(w->blocks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    entry_for(this) = CacheEntry{this, generation_.load(std::memory_order_relaxed), w};
-    return top;
+    // a block never spans two chunks, even adjacent ones): the window grows and keeps its rest.
+    // Filing rests as free blocks made most later requests fit one (fit_max) and take the
+    // lock: 11.5 % of the size mix's blocks with one thread.
+    result = w->top.load(std::memory_order_relaxed);
   } else {
     // The old window's rest becomes a free block (if the free-block structure cannot be made,
     // the rest stays counted as used until the loader dies).
     char* top = w->top.load(std::memory_order_relaxed);
     if (w->end > top) (void)arena.file_salvaged(top, static_cast<size_t>(w->end - top));
+    w->start = block;
   }
-  w->start = block;
   w->end = block + kWindowBytes;
-  w->top.store(block + n, std::memory_order_release);
+  w->top.store(result + n, std::memory_order_release);
   w->blocks.store(w->blocks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   entry_for(this) = CacheEntry{this, generation_.load(std::memory_order_relaxed), w};
-  return block;
+  return result;
 }
 
 void SharedWindows::release_locked(SlabAllocator& bookkeeping) {

@@ -123,8 +123,16 @@ void PageStore::free_pages(char* p, size_t pages) {
     uint32_t index = index_of(p + i * page_bytes_);
     MS_ASSERT(taken(index), "page %u freed twice", index);
     pages_in_use_--;
-    if (options_.return_at_once &&
-        os::uncommit(page(index), page_bytes_, os::Uncommitted::kReadsZeros) == MS_OK) {
+    bool returned = false;
+    if (options_.return_at_once) {
+      // A refused uncommit only keeps the page for the next purge: it is not the error of the
+      // operation that freed this bookkeeping, often the cleanup of a failed request whose own
+      // error the caller must see (the fuzzer found a refused window carve reported as the
+      // failed uncommit of the window record's page).
+      KeepLastError keep;
+      returned = os::uncommit(page(index), page_bytes_, os::Uncommitted::kReadsZeros) == MS_OK;
+    }
+    if (returned) {
       committed_pages_--;
       clear_taken(index);
     } else {

@@ -1,11 +1,14 @@
 // The part of a loader that owns chunks: its class and non-class arenas, made separately from the
 // loader object (from the space's bookkeeping) and only when needed — at creation for boot and
 // standard loaders, at graduation for micro loaders (see micro_pool.hpp), which mostly never need
-// it. It also keeps what a micro loader's pooled blocks need beyond the loader object's record:
-// the blocks freed before the loader died and, in checked mode, their fences.
+// it; the class arena apart again, at the loader's first class block that the micro pool does not
+// serve (standard loaders' first Klasses come from the pool). It also keeps what a loader's pooled
+// blocks need beyond the loader object's record: the blocks freed before the loader died and, in
+// checked mode, their fences.
 //
 // A micro loader object is then 144 bytes of bookkeeping instead of 752 (two 280-byte arenas
-// inline, including 104 bytes each of usage-fold state).
+// inline, including 104 bytes each of usage-fold state); a standard loader whose Klasses are all
+// pooled adds 360 bytes here (a 384-byte slab object) instead of 632.
 #pragma once
 
 #include <metaspace/metaspace.h>
@@ -15,6 +18,8 @@
 #include "arena/arena.hpp"
 #include "arena/fence.hpp"
 #include "arena/growth_policy.hpp"
+#include "common/assert.hpp"
+#include "slab/slab_allocator.hpp"
 #include "chunks/chunk_manager.hpp"
 #include "loader/shared_windows.hpp"
 
@@ -31,26 +36,51 @@ struct LoaderArenasOptions {
 
 class LoaderArenas {
  public:
-  // `head`: the loader's public windows, which the arenas' fast path uses.
-  LoaderArenas(ChunkManager& nonclass, ChunkManager& klass, ms__loader_head& head,
-               const LoaderArenasOptions& options)
+  // `head`: the loader's public windows, which the arenas' fast path uses. The class arena is
+  // made later, by make_class(), when the loader's first class block does not come from the
+  // micro pool.
+  LoaderArenas(ChunkManager& nonclass, ms__loader_head& head, const LoaderArenasOptions& options)
       : nonclass_(nonclass, GrowthPolicy::for_loader(options.kind, MS_SPACE_NONCLASS,
                                                      nonclass.geometry()),
                   ArenaOptions{.window = &head.bump[MS_SPACE_NONCLASS],
                                .fast_path = options.fast_path,
-                               .checked = options.checked}),
-        // With 8-byte class alignment nothing is lost to gaps and tails can stay in class space.
-        class_(klass, GrowthPolicy::for_loader(options.kind, MS_SPACE_CLASS, klass.geometry()),
-               ArenaOptions{.alignment = options.class_alignment,
-                            .window = &head.bump[MS_SPACE_CLASS],
-                            .fast_path = options.fast_path,
-                            .wastage = options.class_alignment > kWordBytes ? &nonclass_ : nullptr,
-                            .checked = options.checked}) {
+                               .checked = options.checked}) {
     nonclass_.set_foreign_range(options.class_lo, options.class_hi);
   }
+  // The class arena goes first (destroy_class): it hands wastage to the non-class one.
+  ~LoaderArenas() { MS_ASSERT(class_ == nullptr, "class arena not destroyed first"); }
+  LoaderArenas(const LoaderArenas&) = delete;
+  LoaderArenas& operator=(const LoaderArenas&) = delete;
 
-  Arena& of(ms_space_t space) { return space == MS_SPACE_CLASS ? class_ : nonclass_; }
-  const Arena& of(ms_space_t space) const { return space == MS_SPACE_CLASS ? class_ : nonclass_; }
+  // Makes the class arena from `bookkeeping`; false with MS_ERR_OUT_OF_MEMORY recorded.
+  bool make_class(SlabAllocator& bookkeeping, ChunkManager& klass, ms__loader_head& head,
+                  const LoaderArenasOptions& options) {
+    if (class_ != nullptr) return true;
+    // With 8-byte class alignment nothing is lost to gaps and tails can stay in class space.
+    class_ = bookkeeping.create<Arena>(
+        klass, GrowthPolicy::for_loader(options.kind, MS_SPACE_CLASS, klass.geometry()),
+        ArenaOptions{.alignment = options.class_alignment,
+                     .window = &head.bump[MS_SPACE_CLASS],
+                     .fast_path = options.fast_path,
+                     .wastage = options.class_alignment > kWordBytes ? &nonclass_ : nullptr,
+                     .checked = options.checked});
+    return class_ != nullptr;
+  }
+  void destroy_class(SlabAllocator& bookkeeping) {
+    bookkeeping.destroy(class_);
+    class_ = nullptr;
+  }
+  bool has_class() const { return class_ != nullptr; }
+
+  // The class arena must exist (has_class()).
+  Arena& of(ms_space_t space) {
+    MS_ASSERT(space != MS_SPACE_CLASS || class_ != nullptr, "no class arena yet");
+    return space == MS_SPACE_CLASS ? *class_ : nonclass_;
+  }
+  const Arena& of(ms_space_t space) const {
+    MS_ASSERT(space != MS_SPACE_CLASS || class_ != nullptr, "no class arena yet");
+    return space == MS_SPACE_CLASS ? *class_ : nonclass_;
+  }
 
   // A micro loader's pooled blocks, by the space they lie in: freed before the loader's death
   // (they stay charged to it until then, counted as deallocated free blocks), and fences.
@@ -69,9 +99,11 @@ class LoaderArenas {
   SharedWindows* windows = nullptr;
 
  private:
-  // Destroyed in reverse order: the class arena hands wastage to the non-class one.
   Arena nonclass_;
-  Arena class_;
+  // Apart, and only once needed: a standard loader whose Klasses all come from the micro pool
+  // never needs one. 384 bytes of slab per such loader instead of 640; the interleave trace's
+  // loaders die in random order and their slab pages stay while one object in them lives.
+  Arena* class_ = nullptr;
   Pooled pooled_;
 };
 

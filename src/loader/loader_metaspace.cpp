@@ -18,28 +18,37 @@ LoaderMetaspace::~LoaderMetaspace() {
   destroy_arenas();
 }
 
+LoaderArenasOptions LoaderMetaspace::arenas_options() const {
+  const ClassSpace& cs = env_->class_space;
+  return LoaderArenasOptions{.kind = kind(),
+                             .class_alignment = size_t{1} << cs.shift(),
+                             .class_lo = reinterpret_cast<const char*>(cs.base()),
+                             .class_hi = reinterpret_cast<const char*>(cs.base() + cs.bytes()),
+                             .fast_path = (kind_ & kSharedBit) == 0,
+                             .checked = env_->checked};
+}
+
 bool LoaderMetaspace::ensure_arenas() {
   if (arenas_ != nullptr) return true;
-  ChunkManager& nc = env_->nonclass.chunks();
-  ChunkManager& cc = env_->class_space.context().chunks();
-  const ClassSpace& cs = env_->class_space;
-  LoaderArenasOptions options{
-      .kind = kind(),
-      .class_alignment = size_t{1} << cs.shift(),
-      .class_lo = reinterpret_cast<const char*>(cs.base()),
-      .class_hi = reinterpret_cast<const char*>(cs.base() + cs.bytes()),
-      .fast_path = (kind_ & kSharedBit) == 0,
-      .checked = env_->checked};
-  arenas_ = env_->nonclass.bookkeeping().create<LoaderArenas>(nc, cc, *this, options);
+  arenas_ = env_->nonclass.bookkeeping().create<LoaderArenas>(env_->nonclass.chunks(), *this,
+                                                               arenas_options());
   return arenas_ != nullptr;  // else MS_ERR_OUT_OF_MEMORY is recorded
 }
 
+bool LoaderMetaspace::ensure_class_arena() {
+  return ensure_arenas() &&
+         arenas_->make_class(env_->nonclass.bookkeeping(), env_->class_space.context().chunks(),
+                             *this, arenas_options());
+}
+
 void LoaderMetaspace::destroy_arenas() {
-  if (arenas_ != nullptr && arenas_->windows != nullptr) {
+  if (arenas_ == nullptr) return;
+  if (arenas_->windows != nullptr) {
     arenas_->windows->release_locked(env_->nonclass.bookkeeping());
     env_->nonclass.bookkeeping().destroy(arenas_->windows);
     arenas_->windows = nullptr;
   }
+  arenas_->destroy_class(env_->nonclass.bookkeeping());
   env_->nonclass.bookkeeping().destroy(arenas_);
   arenas_ = nullptr;
 }
@@ -76,13 +85,14 @@ ms_error_t LoaderMetaspace::close() {
   ms_error_t result = MS_OK;
   if (env_->checked) {
     for (ms_space_t s : {MS_SPACE_CLASS, MS_SPACE_NONCLASS}) {
+      if (s == MS_SPACE_CLASS && !arenas_->has_class()) continue;
       ms_error_t e = arenas_->of(s).check_fences();
       if (result == MS_OK) result = e;
     }
     ms_error_t e = arenas_->pooled().fences.check(
         this, [this](const void* p, size_t n) { return micro_.holds(p, n); });
     if (result == MS_OK) result = e;
-    arenas_->of(MS_SPACE_CLASS).zap();
+    if (arenas_->has_class()) arenas_->of(MS_SPACE_CLASS).zap();
     arenas_->of(MS_SPACE_NONCLASS).zap();
     micro_.for_each_run([](char* p, size_t n) { std::memset(p, Fence::kZapDead, n); });
   }
@@ -144,14 +154,36 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
   return p;
 }
 
+bool LoaderMetaspace::pools(ms_space_t space) const {
+  if (graduated_) return false;
+  switch (kind()) {
+    case MS_LOADER_MICRO: return true;
+    // A standard loader's Klasses (loader_metaspace.hpp), on two conditions:
+    // - 8-byte class alignment: with a larger one the class arena hands the gaps in front of
+    //   its Klasses to non-class requests; the pool cannot.
+    // - shared chunks of at most 4 KiB (the default granule of the reclaim policies that give
+    //   memory back). A shared chunk goes back only when no live loader holds bytes in it, and
+    //   the pool never reuses a dead loader's bytes in a chunk still held; a private class chunk
+    //   is reused whole after its loader's death. The larger the shared chunk, the more loaders
+    //   share it: with reclaim none's 64 KiB, loaders killed at the cap (tests/fault/
+    //   limits_test.cpp) left their pooled Klasses in chunks their neighbours held, and new
+    //   loaders found less than a third of the room the dead had freed.
+    case MS_LOADER_STANDARD:
+      return space == MS_SPACE_CLASS && (size_t{1} << env_->class_space.shift()) == kWordBytes &&
+             env_->pool.chunk_bytes() <= kMaxSharedChunkForKlasses;
+    case MS_LOADER_BOOT: break;
+  }
+  return false;
+}
+
 void* LoaderMetaspace::allocate_locked(ms_space_t space, size_t bytes) {
-  if (pooled()) {
+  if (pools(space)) {
     bool graduate = false;
     void* p = allocate_pooled(space, bytes, &graduate);
     if (!graduate) return p;
+    graduated_ = true;  // for good: its next blocks, of both spaces, come from its arenas
   }
-  if (!ensure_arenas()) return nullptr;
-  graduated_ = true;
+  if (!(space == MS_SPACE_CLASS ? ensure_class_arena() : ensure_arenas())) return nullptr;
   return arenas_->of(space).allocate(bytes);
 }
 
@@ -169,7 +201,11 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
   size_t n = align_up(bytes, kWordBytes);
   if (is_aligned(p, kWordBytes)) {
     if (micro_.holds(p, env_->checked ? n + Fence::kBytes : n)) return deallocate_pooled(p, n);
-    if (arenas_ != nullptr) {
+    if (arenas_ != nullptr && !arenas_->has_class()) {  // nothing of its own in class space
+      if (arenas_->of(MS_SPACE_NONCLASS).owns(p, n)) {
+        return arenas_->of(MS_SPACE_NONCLASS).deallocate(p, n);
+      }
+    } else if (arenas_ != nullptr) {
       Arena& nonclass = arenas_->of(MS_SPACE_NONCLASS);
       Arena& klass = arenas_->of(MS_SPACE_CLASS);
       // Ask the arena whose chunks lie where p lies first: a class space block is in a class
@@ -344,7 +380,7 @@ bool LoaderMetaspace::verify_pooled() const {
 void LoaderMetaspace::add_arena_stats(LoaderStats& s) const {
   if (arenas_ == nullptr) return;
   s.arena[MS_SPACE_NONCLASS] = arenas_->of(MS_SPACE_NONCLASS).stats_locked();
-  s.arena[MS_SPACE_CLASS] = arenas_->of(MS_SPACE_CLASS).stats_locked();
+  if (arenas_->has_class()) s.arena[MS_SPACE_CLASS] = arenas_->of(MS_SPACE_CLASS).stats_locked();
   const ArenaStats& nc = s.arena[MS_SPACE_NONCLASS];
   const ArenaStats& cl = s.arena[MS_SPACE_CLASS];
   // Non-class free blocks that lie in class space are class-space memory.
@@ -391,7 +427,7 @@ LoaderStats LoaderMetaspace::stats() {
 
 void LoaderMetaspace::fold_usage_locked() {
   if (!alive_ || arenas_ == nullptr) return;
-  arenas_->of(MS_SPACE_CLASS).fold_usage();
+  if (arenas_->has_class()) arenas_->of(MS_SPACE_CLASS).fold_usage();
   // Its blocks in class gaps leave the class counters after the class arena's fold.
   arenas_->of(MS_SPACE_NONCLASS).fold_usage();
 }
@@ -399,7 +435,8 @@ void LoaderMetaspace::fold_usage_locked() {
 bool LoaderMetaspace::verify_locked() const {
   if (!alive_) return true;
   if (arenas_ != nullptr &&
-      !(arenas_->of(MS_SPACE_NONCLASS).verify() && arenas_->of(MS_SPACE_CLASS).verify())) {
+      !(arenas_->of(MS_SPACE_NONCLASS).verify() &&
+        (!arenas_->has_class() || arenas_->of(MS_SPACE_CLASS).verify()))) {
     return false;
   }
   if (arenas_ != nullptr && arenas_->windows != nullptr &&

@@ -1,5 +1,6 @@
 // The micro pool: where micro loaders (one hidden class, lambda or reflection stub each, ~2 KiB)
-// get their blocks without owning chunks.
+// get their blocks without owning chunks, and standard loaders their first Klasses (up to the
+// same limits; loader_metaspace.hpp says why only those). "Loader" below means either.
 //
 // A micro loader with private chunks paid for a 1 KiB class chunk holding one ~528-byte Klass and
 // 2 KiB of non-class chunks for ~1.6 KiB, plus their chunk headers: 4 624 bytes of RSS per loader

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <metaspace/metaspace.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -48,9 +49,10 @@ TEST_F(LoaderTest, KindChoosesFirstChunks) {
     size_t nonclass_chunk;
     size_t class_chunk;
   };
-  // Micro loaders own no chunks: see MicroLoaderStaysTiny and micro_pool_test.cpp.
-  for (const Case& c : {Case{MS_LOADER_BOOT, 4 * MiB, 256 * KiB},
-                        Case{MS_LOADER_STANDARD, 4 * KiB, 2 * KiB}}) {
+  // Micro loaders own no chunks: see MicroLoaderStaysTiny and micro_pool_test.cpp. A standard
+  // loader's first class chunk comes once its Klasses outgrow the pool
+  // (StandardLoaderKlassesComeFromThePool).
+  for (const Case& c : {Case{MS_LOADER_BOOT, 4 * MiB, 256 * KiB}}) {
     ms_loader_t* l = ms_loader_create(ms_, c.kind, 0);
     ASSERT_NE(l, nullptr);
     ASSERT_NE(ms_allocate(l, MS_SPACE_NONCLASS, 64), nullptr);
@@ -81,12 +83,101 @@ TEST_F(LoaderTest, MicroLoaderStaysTiny) {
   ASSERT_MS_OK(ms_verify(ms_));
 }
 
+// A loader with a few classes (the lab's interleave trace: 400 loaders of two ~590-byte Klasses
+// each) pays no class chunk: its Klasses are packed into the micro pool's shared chunks, back to
+// back with other loaders'. Before, each took a 2 KiB class chunk: 872 bytes of it unused.
+TEST_F(LoaderTest, StandardLoaderKlassesComeFromThePool) {
+  constexpr int kLoaders = 100;
+  constexpr size_t kKlasses[] = {584, 592};
+  std::vector<ms_loader_t*> loaders;
+  for (int i = 0; i < kLoaders; i++) {
+    loaders.push_back(ms_loader_create(ms_, MS_LOADER_STANDARD, 0));
+    ASSERT_NE(loaders.back(), nullptr);
+  }
+  // Round-robin, as the trace loads them: a loader's two Klasses are not neighbours.
+  for (size_t bytes : kKlasses) {
+    for (ms_loader_t* l : loaders) {
+      char* k = static_cast<char*>(ms_allocate(l, MS_SPACE_CLASS, bytes));
+      ASSERT_NE(k, nullptr) << ms_last_error_text();
+      EXPECT_TRUE(ms_is_class_space(ms_, k));
+      std::memset(k, 0x4B, bytes);
+      ASSERT_NE(ms_allocate(l, MS_SPACE_NONCLASS, 1500), nullptr);
+    }
+  }
+  for (ms_loader_t* l : loaders) {
+    ms_loader_stats_t ls = stats(l);
+    EXPECT_EQ(ls.chunks[MS_SPACE_CLASS], 0u);
+    EXPECT_EQ(ls.capacity_bytes[MS_SPACE_CLASS], 584u + 592u);
+    EXPECT_EQ(ls.used_bytes[MS_SPACE_CLASS], 584u + 592u);
+    EXPECT_EQ(ls.chunks[MS_SPACE_NONCLASS], 1u);  // its own 4 KiB chunk
+  }
+  ASSERT_MS_OK(ms_verify(ms_));
+  // Class space holds the guard granule and the packed Klasses: 117.6 KB live in 30 granules
+  // of 4 KiB; with a class chunk each it was 100 chunks of 2 KiB (204.8 KB).
+  ms_stats_t st;
+  ASSERT_MS_OK(ms_get_stats(ms_, &st));
+  const ms_space_stats_t& cs = st.space[MS_SPACE_CLASS];
+  EXPECT_EQ(cs.used_bytes, kLoaders * (584u + 592u));
+  EXPECT_LE(cs.committed_bytes - cs.overhead_bytes, cs.used_bytes + 2 * 4 * KiB + 4 * KiB)
+      << "at most two granules short of full (current chunk and tail) beyond the guard";
+  // Death in any order: the Klasses leave, chunks nobody holds any more go back.
+  for (int i = 0; i < kLoaders; i += 2) ASSERT_MS_OK(ms_loader_destroy(loaders[i]));
+  ASSERT_MS_OK(ms_verify(ms_));
+  for (int i = 1; i < kLoaders; i += 2) ASSERT_MS_OK(ms_loader_destroy(loaders[i]));
+  ms_purge(ms_);
+  ASSERT_MS_OK(ms_get_stats(ms_, &st));
+  EXPECT_EQ(st.total.used_bytes, 0u);
+  EXPECT_EQ(st.total.chunks_in_use, 1u) << "only the class space guard stays in use";
+  ASSERT_MS_OK(ms_verify(ms_));
+}
+
+// What a one-class standard loader costs the process: its 4 KiB non-class chunk, its Klass packed
+// into the micro pool, and its bookkeeping (loader object 144 B, the non-class arena's part
+// 384 B, one chunk header). With a class chunk and class arena of its own it was ~7.1 KiB for
+// 2.6 KiB live: a 2 KiB class chunk, a 640-byte LoaderArenas, two chunk headers.
+TEST_F(LoaderTest, OneClassStandardLoaderFootprint) {
+  constexpr size_t kLoaders = 300;
+  constexpr size_t kNonClassBlocks = 20, kNonClassBytes = 100, kKlassBytes = 584;
+  ms_stats_t before;
+  ASSERT_MS_OK(ms_get_stats(ms_, &before));
+  std::vector<ms_loader_t*> loaders;
+  for (size_t i = 0; i < kLoaders; i++) {
+    ms_loader_t* l = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
+    ASSERT_NE(l, nullptr);
+    loaders.push_back(l);
+    ASSERT_NE(ms_allocate(l, MS_SPACE_CLASS, kKlassBytes), nullptr);
+    for (size_t b = 0; b < kNonClassBlocks; b++) {
+      ASSERT_NE(ms_allocate(l, MS_SPACE_NONCLASS, kNonClassBytes), nullptr);
+    }
+  }
+  ASSERT_MS_OK(ms_verify(ms_));
+  ms_stats_t after;
+  ASSERT_MS_OK(ms_get_stats(ms_, &after));
+  const size_t live = kKlassBytes + kNonClassBlocks * (kNonClassBytes + 4);  // 8-byte rounding
+  EXPECT_EQ(after.total.used_bytes - before.total.used_bytes, kLoaders * live);
+  // committed includes the bookkeeping (overhead).
+  const size_t per_loader = (after.total.committed_bytes - before.total.committed_bytes) / kLoaders;
+  EXPECT_LE(per_loader, 4096 + kKlassBytes + 800) << "footprint per loader for " << live << " live";
+  const size_t overhead = (after.total.overhead_bytes - before.total.overhead_bytes) / kLoaders;
+  // Measured 696: slab pages hold 28 loader objects or 10 arenas each, and the pool's chunk
+  // headers are shared by ~7 Klasses.
+  EXPECT_LE(overhead, 144u + 384 + 96 + 96) << "bookkeeping per loader (slab page slack included)";
+  for (ms_loader_t* l : loaders) ASSERT_MS_OK(ms_loader_destroy(l));
+  ASSERT_MS_OK(ms_verify(ms_));
+}
+
 TEST_F(LoaderTest, FastPathOnlyWhereItMayServe) {
   ms_loader_t* plain = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
   ms_loader_t* shared = ms_loader_create(ms_, MS_LOADER_STANDARD, MS_LOADER_SHARED);
   for (ms_loader_t* l : {plain, shared}) {
     ASSERT_NE(ms_allocate(l, MS_SPACE_NONCLASS, 64), nullptr);
+    // Klasses come from the micro pool (slow path, no class window) until the loader graduates:
+    // past the pool's 8 KiB per loader (13 Klasses of 600 bytes fit, the 14th does not).
+    for (int i = 0; i < 13; i++) ASSERT_NE(ms_allocate(l, MS_SPACE_CLASS, 600), nullptr);
+    EXPECT_EQ(stats(l).chunks[MS_SPACE_CLASS], 0u);
+    EXPECT_EQ(window(l, MS_SPACE_CLASS).top, nullptr);
     ASSERT_NE(ms_allocate(l, MS_SPACE_CLASS, 600), nullptr);
+    EXPECT_EQ(stats(l).chunks[MS_SPACE_CLASS], 1u);
   }
   EXPECT_NE(window(plain, MS_SPACE_NONCLASS).top, nullptr);
   EXPECT_NE(window(plain, MS_SPACE_CLASS).top, nullptr);
@@ -158,6 +249,7 @@ TEST_F(LoaderTest, UsedBytesAreExact) {
   ASSERT_MS_OK(ms_get_stats(ms_, &st));
   EXPECT_EQ(st.total.used_bytes, used[0] + used[1]);
   ASSERT_MS_OK(ms_loader_destroy(l));
+  ms_purge(ms_);  // the micro pool's current class chunk, which held the first Klasses
   ASSERT_MS_OK(ms_get_stats(ms_, &st));
   EXPECT_EQ(st.total.used_bytes, 0u);
   EXPECT_EQ(st.total.chunks_in_use, 1u) << "only the class space guard stays in use";

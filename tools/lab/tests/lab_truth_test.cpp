@@ -189,13 +189,19 @@ TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
 
 // Every real JVM trace of tools/lab/tests/data through elastic, blocks written: footprint/live at
 // most 1.05 at every sample whose live is at least 1 % of the peak (the summary's max f/l).
-// Two traces are dominated by micro loaders (hidden classes, one metaspace each): measured on
-// 2026-11-23, elastic peaked at 1.13 (interleave, 400 loaders) and 1.09 (many-loaders, 267 micro
-// loaders); they get a regression bound until the library's micro-loader footprint is fixed, after
-// which they join the 1.05 bound (delete them from the list).
+// Two traces do not reach it yet and get a regression bound (delete them from the list once they
+// do). Both kill many small loaders in random order, and the memory their blocks leave in granules
+// that survivors still hold is committed until those die too (docs/design.md, "Small loaders").
+// - interleave: 401 standard loaders of two classes each (3.4 KiB non-class, two ~590-byte
+//   Klasses), allocated round-robin. Worst 1.138 with a 2 KiB class chunk and a class arena per
+//   loader; 1.103 since their Klasses come from the micro pool and the class arena is made only
+//   when needed (at 161 of 400 loaders alive: 298 KB of dead Klasses in shared class chunks,
+//   311 KB of bookkeeping, 108 KB unused in the loaders' 4 KiB chunks).
+// - many-loaders: 267 micro and 159 standard loaders in waves: worst 1.07 (at the peak, 196 KB of
+//   dead micro loaders' bytes in shared chunks).
 TEST(LabTruth, ElasticStaysWithinItsGoalOnEveryRealTrace) {
-  const std::map<std::string, double> micro_loader_bound = {{"jdk25-interleave", 1.20},
-                                                            {"jdk25-many-loaders", 1.15}};
+  const std::map<std::string, double> regression_bound = {{"jdk25-interleave", 1.12},
+                                                            {"jdk25-many-loaders", 1.09}};
   register_elastic_backends();
   const auto traces = expand_traces({LAB_TEST_DATA_DIR});
   ASSERT_GE(traces.size(), 8u);
@@ -208,8 +214,8 @@ TEST(LabTruth, ElasticStaysWithinItsGoalOnEveryRealTrace) {
     TraceSummary summary;
     summary.add(trace_stem(t), result);
     ASSERT_EQ(summary.rows.size(), 1u);
-    const auto known = micro_loader_bound.find(trace_stem(t));
-    const double bound = known == micro_loader_bound.end() ? 1.05 : known->second;
+    const auto known = regression_bound.find(trace_stem(t));
+    const double bound = known == regression_bound.end() ? 1.05 : known->second;
     EXPECT_LE(summary.rows[0].max_footprint_live, bound) << t;
     EXPECT_GE(summary.rows[0].max_footprint_live, 1.0) << t;  // footprint never below what is live
   }

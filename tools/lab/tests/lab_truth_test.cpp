@@ -196,7 +196,7 @@ TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
 //   Klasses), allocated round-robin. Worst 1.138 with a 2 KiB class chunk and a class arena per
 //   loader; 1.103 since their Klasses come from the micro pool and the class arena is made only
 //   when needed (at 161 of 400 loaders alive: 298 KB of dead Klasses in shared class chunks,
-//   311 KB of bookkeeping, 108 KB unused in the loaders' 4 KiB chunks).
+//   307 KB of bookkeeping, 108 KB unused in the loaders' 4 KiB chunks).
 // - many-loaders: 267 micro and 159 standard loaders in waves: worst 1.07 (at the peak, 196 KB of
 //   dead micro loaders' bytes in shared chunks).
 TEST(LabTruth, ElasticStaysWithinItsGoalOnEveryRealTrace) {

@@ -95,12 +95,20 @@ TEST(NodeMap, BoundedUnderChurn) {
   EXPECT_EQ(committed.load(), 0u) << "everything uncounted when the map dies";
 }
 
-TEST(NodeMap, GrowsWithLiveNodesAndShrinksBack) {
+// A map over 256 MiB of reserved range, with root areas of `area` bytes.
+struct MapOver256MiB {
+  explicit MapOver256MiB(size_t area) : map(area, &committed), range(256 * MiB, area) {
+    EXPECT_EQ(map.init(), MS_OK) << ms_last_error_text();
+  }
   std::atomic<size_t> committed{0};
-  NodeMap map(64 * KiB, &committed);
-  ASSERT_EQ(map.init(), MS_OK);
-  test::ReservedRange range(256 * MiB, 64 * KiB);
-  auto* node = reinterpret_cast<VirtualSpaceNode*>(&committed);
+  NodeMap map;
+  test::ReservedRange range;
+  VirtualSpaceNode* node = reinterpret_cast<VirtualSpaceNode*>(&committed);  // only compared
+};
+
+TEST(NodeMap, GrowsWithLiveNodesAndShrinksBack) {
+  MapOver256MiB f(64 * KiB);
+  auto& [committed, map, range, node] = f;
   // 4 096 areas of 64 KiB: 16 384 slots (256 KiB) at a quarter full.
   ASSERT_EQ(map.add(range.base(), 256 * MiB, node), MS_OK);
   EXPECT_EQ(map.slots(), 16384u);
@@ -117,11 +125,8 @@ TEST(NodeMap, GrowsWithLiveNodesAndShrinksBack) {
 
 // A rebuild whose fresh table cannot be made usable leaves the map as it was.
 TEST(NodeMap, FailedRebuildChangesNothing) {
-  std::atomic<size_t> committed{0};
-  NodeMap map(4 * MiB, &committed);
-  ASSERT_EQ(map.init(), MS_OK);
-  test::ReservedRange range(256 * MiB, 4 * MiB);
-  auto* node = reinterpret_cast<VirtualSpaceNode*>(&committed);
+  MapOver256MiB f(4 * MiB);
+  auto& [committed, map, range, node] = f;
   ASSERT_EQ(map.add(range.base(), 64 * MiB, node), MS_OK);  // 16 of 32 keys at most
   {
     test::FaultGuard fault(os::FaultPoint::kCommit, 1);

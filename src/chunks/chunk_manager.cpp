@@ -260,6 +260,7 @@ void ChunkManager::purge() {
     free_lists_.add(c);
   }
   remove_empty_nodes_locked();
+  (void)vslist_.purge_bookkeeping();
 }
 
 void ChunkManager::remove_empty_nodes_locked() {

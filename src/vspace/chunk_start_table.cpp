@@ -5,18 +5,21 @@
 #include "common/units.hpp"
 #include "common/verify.hpp"
 #include "os/os_memory.hpp"
+#include "vspace/node_bookkeeping.hpp"
 
 namespace metaspace {
 
 void ChunkStartTable::init(const char* base, size_t range_bytes, size_t unit_bytes,
                            size_t root_bytes, Chunk** slots, uint16_t* page_states,
-                           std::atomic<size_t>* committed) {
+                           NodeBookkeeping* header, bool return_at_once) {
   MS_ASSERT(slots_ == nullptr && is_aligned(slots, os::page_size()),
             "chunk start table set up twice or misaligned at %p", (void*)slots);
   base_ = base;
   slots_ = slots;
   page_states_ = page_states;
-  committed_ = committed;
+  header_ = header;
+  committed_ = header->committed_counter();
+  return_at_once_ = return_at_once;
   page_bytes_ = os::page_size();
   slots_per_page_ = page_bytes_ / sizeof(Chunk*);
   slot_pages_ = align_up(range_bytes / unit_bytes, slots_per_page_) / slots_per_page_;
@@ -31,27 +34,45 @@ void ChunkStartTable::set(const char* chunk_base, Chunk* c) {
   Chunk* old = __atomic_load_n(&slots_[i], __ATOMIC_RELAXED);
   __atomic_store_n(&slots_[i], c, __ATOMIC_RELEASE);
   if ((old == nullptr) == (c == nullptr)) return;  // a chunk replaced by another: same count
-  uint16_t& state = page_states_[i / slots_per_page_];
+  size_t p = i / slots_per_page_;
+  uint16_t& state = page_states_[p];
+  header_->touch(&state, sizeof(state));
   if (c != nullptr) {
     if ((state & kCounted) == 0) {
       state |= kCounted;
       committed_pages_++;
       committed_->fetch_add(page_bytes_, std::memory_order_relaxed);
+    } else if (state == kCounted) {
+      empty_pages_--;  // filled again before a purge gave it back
     }
     state++;
     return;
   }
-  MS_ASSERT((state & ~kCounted) > 0, "slot page %zu has no start to clear", i / slots_per_page_);
+  MS_ASSERT((state & ~kCounted) > 0, "slot page %zu has no start to clear", p);
   if (--state != kCounted) return;
-  // The page's last start is gone: give it back. Refused, it stays counted (and is retried when
-  // its next last start goes); not the caller's error, which is usually a merge that succeeded.
+  empty_pages_++;
+  if (return_at_once_) (void)return_page(p);
+}
+
+bool ChunkStartTable::return_page(size_t p) {
+  // Refused, the page stays counted and empty for the next purge; not the caller's error, which
+  // is usually a merge that succeeded.
   KeepLastError keep;
-  char* page = reinterpret_cast<char*>(slots_ + align_down(i, slots_per_page_));
-  if (os::uncommit(page, page_bytes_, os::Uncommitted::kReadsZeros) == MS_OK) {
-    state = 0;
-    committed_pages_--;
-    committed_->fetch_sub(page_bytes_, std::memory_order_relaxed);
+  char* page = reinterpret_cast<char*>(slots_ + p * slots_per_page_);
+  if (os::uncommit(page, page_bytes_, os::Uncommitted::kReadsZeros) != MS_OK) return false;
+  page_states_[p] = 0;
+  empty_pages_--;
+  committed_pages_--;
+  committed_->fetch_sub(page_bytes_, std::memory_order_relaxed);
+  return true;
+}
+
+size_t ChunkStartTable::purge() {
+  size_t returned = 0;
+  for (size_t p = 0; p < slot_pages_ && empty_pages_ > 0; p++) {
+    if (page_states_[p] == kCounted && return_page(p)) returned += page_bytes_;
   }
+  return returned;
 }
 
 ChunkStartTable::~ChunkStartTable() {
@@ -62,6 +83,7 @@ ChunkStartTable::~ChunkStartTable() {
 
 bool ChunkStartTable::verify() const {
   size_t counted = 0;
+  size_t empty = 0;
   for (size_t p = 0; p < slot_pages_; p++) {
     // Pages never used are skipped: a check per ms_verify must not read a 1 GiB class space's 8
     // MiB of slots.
@@ -76,7 +98,10 @@ bool ChunkStartTable::verify() const {
               static_cast<unsigned>(state & ~kCounted));
     MS_VERIFY(starts == 0 || (state & kCounted) != 0, "slot page %zu in use but not counted", p);
     counted += (state & kCounted) != 0;
+    empty += state == kCounted;
   }
+  MS_VERIFY(empty == empty_pages_, "%zu empty slot pages, the table says %zu", empty,
+            empty_pages_);
   MS_VERIFY(counted == committed_pages_, "%zu slot pages counted, the table says %zu", counted,
             committed_pages_);
   return true;

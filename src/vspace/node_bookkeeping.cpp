@@ -31,10 +31,8 @@ ms_error_t NodeBookkeeping::init(const Layout& layout, std::atomic<size_t>* comm
   if (ms_error_t err = os::map_read_write(header_bytes + slot_bytes, &base); err != MS_OK) {
     return err;
   }
-  // The header is counted whole, so it is made resident whole: the count is what the process
-  // holds, not an upper bound.
-  std::memset(base, 0, header_bytes);
   base_ = base;
+  page_shift_ = log2_of_power_of_2(page);
   header_bytes_ = header_bytes;
   slot_bytes_ = slot_bytes;
   mask_words_ = reinterpret_cast<uint64_t*>(base);
@@ -42,13 +40,28 @@ ms_error_t NodeBookkeeping::init(const Layout& layout, std::atomic<size_t>* comm
   page_states_ = reinterpret_cast<uint16_t*>(base + mask_bytes + flag_bytes);
   slots_ = reinterpret_cast<Chunk**>(base + header_bytes);
   committed_ = committed;
-  committed_->fetch_add(header_bytes, std::memory_order_relaxed);
+  if (header_bytes / page > kTrackedPages) {
+    // Too large to track page by page (a node of over 128 GiB at 4 KiB granules): written whole
+    // now, so that what is counted is what the process holds.
+    std::memset(base, 0, header_bytes);
+    for (size_t i = 0; i < kTrackedPages / 64; i++) touched_[i] = ~uint64_t{0};
+    counted_header_bytes_ = header_bytes;
+    committed_->fetch_add(header_bytes, std::memory_order_relaxed);
+  }
   return MS_OK;
+}
+
+void NodeBookkeeping::count_page(size_t index) {
+  MS_ASSERT(index < kTrackedPages, "header page %zu beyond the tracked ones", index);
+  touched_[index / 64] |= uint64_t{1} << (index % 64);
+  size_t page = size_t{1} << page_shift_;
+  counted_header_bytes_ += page;
+  committed_->fetch_add(page, std::memory_order_relaxed);
 }
 
 NodeBookkeeping::~NodeBookkeeping() {
   if (base_ == nullptr) return;
-  committed_->fetch_sub(header_bytes_, std::memory_order_relaxed);
+  committed_->fetch_sub(counted_header_bytes_, std::memory_order_relaxed);
   // The slot pages still counted are the chunk start table's to give back (it is destroyed
   // first, see VirtualSpaceNode). A refused munmap leaks address space, never memory.
   KeepLastError keep;

@@ -86,6 +86,12 @@ size_t VirtualSpaceList::uncommit_calls() const {
   return total;
 }
 
+size_t VirtualSpaceList::purge_bookkeeping() {
+  size_t returned = 0;
+  for (const auto& n : nodes_) returned += n->purge_bookkeeping();
+  return returned;
+}
+
 bool VirtualSpaceList::verify() const {
   size_t reserved = 0;
   size_t committed = 0;

@@ -49,6 +49,9 @@ class VirtualSpaceList {
   // commit masks, area flags and chunk start table pages in use (NodeBookkeeping) and the node
   // map's table. O(1), lock-free: part of the space's `overhead`.
   size_t bookkeeping_bytes() const { return bookkeeping_.load(std::memory_order_relaxed); }
+  // Returns the nodes' empty bookkeeping pages; the bytes given back. Caller holds the writers'
+  // lock.
+  size_t purge_bookkeeping();
 
   bool verify() const;
 

@@ -44,7 +44,8 @@ ms_error_t VirtualSpaceNode::init_bookkeeping(std::atomic<size_t>* space_bookkee
   area_open_ = bookkeeping_.area_flags();
   chunk_starts_.init(base_, geometry_.reserve_bytes, geometry_.min_chunk_bytes,
                      geometry_.root_chunk_bytes, bookkeeping_.slots(),
-                     bookkeeping_.table_page_states(), bookkeeping_.committed_counter());
+                     bookkeeping_.table_page_states(), &bookkeeping_,
+                     geometry_.return_bookkeeping_at_once);
   return MS_OK;
 }
 
@@ -94,6 +95,9 @@ ms_error_t VirtualSpaceNode::commit_run(size_t first, size_t last) {
     limiter_.release(bytes);
     return err;
   }
+  // The mask words about to change: their header page(s) are counted from now on.
+  bookkeeping_.touch(&bookkeeping_.mask_words()[first / 64],
+                     ((last - 1) / 64 - first / 64 + 1) * sizeof(uint64_t));
   mask_.mark_committed(p, bytes);
   if (space_committed_ != nullptr) space_committed_->fetch_add(bytes, std::memory_order_relaxed);
   return MS_OK;
@@ -107,6 +111,7 @@ ms_error_t VirtualSpaceNode::open_areas(char* p, size_t bytes) {
     commit_calls_++;
     ms_error_t err = os::commit(base_ + a * geometry_.root_chunk_bytes, geometry_.root_chunk_bytes);
     if (err != MS_OK) return err;
+    bookkeeping_.touch(&area_open_[a], 1);
     area_open_[a] = 1;
   }
   return MS_OK;

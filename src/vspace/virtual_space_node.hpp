@@ -34,6 +34,9 @@ struct NodeGeometry {
   size_t granule_bytes;     // power of 2, page size .. root_chunk_bytes
   bool protect_uncommitted; // checked mode: uncommitted memory faults on access
   size_t min_chunk_bytes = 1024;  // slot size of the chunk start table (the smallest chunk)
+  // Pages of the chunk start table go back as soon as they empty (the aggressive policy), not
+  // at the next purge.
+  bool return_bookkeeping_at_once = false;
 };
 
 class VirtualSpaceNode {
@@ -80,6 +83,8 @@ class VirtualSpaceNode {
   ChunkStartTable& chunk_starts() { return chunk_starts_; }
   const ChunkStartTable& chunk_starts() const { return chunk_starts_; }
   size_t committed_bytes() const { return mask_.committed_bytes(); }
+  // Returns the node's empty bookkeeping pages (chunk start table); the bytes given back.
+  size_t purge_bookkeeping() { return chunk_starts_.purge(); }
   // The node's own bookkeeping held now (header + chunk start pages in use): overhead.
   size_t bookkeeping_bytes() const {
     return bookkeeping_.header_bytes() + chunk_starts_.committed_bytes();

@@ -29,35 +29,55 @@ TEST(NodeBookkeeping, CountedPerNodeAndReturnedWithIt) {
   EXPECT_EQ(map_only, os::page_size()) << "the node map's first table, one page";
   VirtualSpaceNode* node = nullptr;
   ASSERT_NE(list.allocate_root_chunk(&node), nullptr) << ms_last_error_text();
-  // 64 MiB at 4 KiB granules: 2 KiB of mask, 16 area flags, 128 page states: one header page.
+  // The header (2 KiB of mask, 16 area flags, 128 page states: one page) is counted once written.
+  EXPECT_EQ(node->bookkeeping_bytes(), 0u) << "nothing written yet";
+  ASSERT_EQ(node->ensure_committed(node->base(), 4 * KiB), MS_OK);
   EXPECT_EQ(list.bookkeeping_bytes(), map_only + os::page_size());
   EXPECT_EQ(node->bookkeeping_bytes(), os::page_size());
+  ASSERT_EQ(node->uncommit(node->base(), 4 * KiB), MS_OK);
   EXPECT_TRUE(list.verify()) << ms_last_error_text();
   ASSERT_EQ(list.remove_node(node), MS_OK);
   EXPECT_EQ(list.bookkeeping_bytes(), map_only) << "the node's range went with it";
   EXPECT_TRUE(list.verify()) << ms_last_error_text();
 }
 
-// A page of chunk starts covers 512 KiB of node (4 KiB pages, 1 KiB per slot): counted while a
-// chunk starts in it, given back when merging leaves none.
-TEST(NodeBookkeeping, ChunkStartPagesFollowSplitsAndMerges) {
-  test::Space space{test::SpaceConfig{.node_bytes = 64 * MiB, .granule_bytes = 4 * KiB}};
+// A page of chunk starts covers 512 KiB of node (4 KiB pages, 1 KiB per slot): counted from its
+// first chunk start on, given back once merging leaves none: by the next purge, or at once under
+// the aggressive policy.
+void split_merge_and_count(ms_reclaim_t reclaim) {
+  test::Space space{test::SpaceConfig{.reclaim = reclaim, .node_bytes = 64 * MiB,
+                                      .granule_bytes = 4 * KiB}};
   const size_t page = os::page_size();
   if (page != 4 * KiB) GTEST_SKIP() << "figures for 4 KiB pages";
-  Chunk* root = space.chunks.get_chunk(0, 0, 0);
-  ASSERT_NE(root, nullptr) << ms_last_error_text();
-  size_t one_root = space.vslist.bookkeeping_bytes();
-  ASSERT_EQ(space.chunks.return_chunk(root), MS_OK);
-  // A 1 KiB chunk splits the root area down to level 12: starts at +2M, +1M, +512K (three pages)
-  // and below 512K (the first page, where the root's own start already is).
+  Chunk* held = space.chunks.get_chunk(0, 0, 0);  // keeps the node
+  ASSERT_NE(held, nullptr) << ms_last_error_text();
+  size_t baseline = space.vslist.bookkeeping_bytes();
+  // A 1 KiB chunk in the next root area: its start (first page of that area's slots), then the
+  // split: starts at +2M, +1M, +512K (three more pages) and below 512K (the first page).
   Chunk* small = space.chunks.get_chunk(12, 12, 0);
   ASSERT_NE(small, nullptr) << ms_last_error_text();
-  EXPECT_EQ(space.vslist.bookkeeping_bytes(), one_root + 3 * page);
+  EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + 4 * page);
   EXPECT_TRUE(space.consistent());
   EXPECT_EQ(space.chunks.chunk_containing(small->base + 100), small);
   ASSERT_EQ(space.chunks.return_chunk(small), MS_OK);
-  EXPECT_EQ(space.vslist.bookkeeping_bytes(), one_root) << "merged back: the three pages went";
   EXPECT_TRUE(space.consistent());
+  if (reclaim == MS_RECLAIM_AGGRESSIVE) {
+    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + page) << "merged: three pages went";
+  } else {
+    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + 4 * page) << "kept until purge";
+    space.chunks.purge();
+    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + page) << "purged: three pages went";
+  }
+  EXPECT_TRUE(space.consistent());
+  ASSERT_EQ(space.chunks.return_chunk(held), MS_OK);
+}
+
+TEST(NodeBookkeeping, ChunkStartPagesGoBackOnPurge) {
+  split_merge_and_count(MS_RECLAIM_BALANCED);
+}
+
+TEST(NodeBookkeeping, ChunkStartPagesGoBackAtOnceWhenAggressive) {
+  split_merge_and_count(MS_RECLAIM_AGGRESSIVE);
 }
 
 // Nodes come and go at ever new addresses: the map is rebuilt now and then (dropping the

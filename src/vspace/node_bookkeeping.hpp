@@ -10,12 +10,13 @@
 //
 // The header is counted a page at a time as it is first written (touch(), called by the node
 // before it writes mask words or an area flag and by the chunk start table before it writes a
-// page state): 1 page for a 64 MiB node at 4 KiB granules (2 KiB of mask, 16 flags, 263 page
-// states); of a 1 GiB class space's 11 pages (32 KiB of mask, 8 KiB of page states) only those
-// under the part in use, 3 for a small one (counting all of it, 44 KiB, kept the lab's smallest
-// real traces above footprint/live 1.05). The slots are counted a page at a time while the page
-// holds a chunk start (ChunkStartTable). Everything goes back when the node dies: the counter drops by what it held
-// and the range is unmapped.
+// page state): 1 page for a 64 MiB node at 4 KiB granules (2 KiB of mask, 16 flags, 128 page
+// states); of a 1 GiB class space's 10 pages (32 KiB of mask, 4 KiB of page states) only those
+// under the part in use, 3 for a small one (counting all of it, with the start table's pages,
+// kept two of the lab's smallest real traces above footprint/live 1.05). The slots are counted a
+// page at a time while the page holds a chunk start or waits for a purge (ChunkStartTable).
+// Everything goes back when the node dies: the counter drops by what it held and the range is
+// unmapped.
 //
 // `committed` (the space's bookkeeping counter, read lock-free by ms_get_usage) follows both.
 #pragma once

@@ -222,9 +222,6 @@ ms_error_t ChunkManager::uncommit_locked(Chunk* c) {
   ms_error_t err = c->node->uncommit(c->base, c->bytes);
   if (err == MS_OK) {
     c->committed_bytes = 0;
-    // A whole free root area has no chunk start but its first: the rest of its slots go back too
-    // (1 M micro loaders' class chunks had left the class space's 8 MiB table resident).
-    if (c->level == 0) c->node->chunk_starts().release_area(c->base, c->bytes);
     return MS_OK;
   }
   // Part of the chunk may have been uncommitted before the refusal: the cached prefix must not
@@ -263,6 +260,7 @@ void ChunkManager::purge() {
     free_lists_.add(c);
   }
   remove_empty_nodes_locked();
+  (void)vslist_.purge_bookkeeping();
 }
 
 void ChunkManager::remove_empty_nodes_locked() {

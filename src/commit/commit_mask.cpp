@@ -9,12 +9,14 @@
 
 namespace metaspace {
 
-CommitMask::CommitMask(const char* base, size_t bytes, size_t granule_bytes)
+CommitMask::CommitMask(const char* base, size_t bytes, size_t granule_bytes, uint64_t* words)
     : base_(base),
       granule_bytes_(granule_bytes),
       granule_shift_(log2_of_power_of_2(granule_bytes)),
       granules_(bytes / granule_bytes),
-      bits_((granules_ + 63) / 64, 0) {}
+      bits_(words) {
+  MS_ASSERT(words != nullptr, "commit mask at %p without storage", (const void*)base);
+}
 
 size_t CommitMask::granule_index(const void* p) const {
   return static_cast<size_t>(static_cast<const char*>(p) - base_) >> granule_shift_;
@@ -71,7 +73,9 @@ size_t CommitMask::mark_uncommitted(const void* p, size_t bytes) {
 
 bool CommitMask::verify() const {
   size_t count = 0;
-  for (uint64_t w : bits_) count += static_cast<size_t>(std::popcount(w));
+  for (size_t i = 0; i < words_for(granules_); i++) {
+    count += static_cast<size_t>(std::popcount(bits_[i]));
+  }
   MS_VERIFY(count == committed_granules_, "commit mask at %p: %zu bits set, counter says %zu",
             (const void*)base_, count, committed_granules_);
   return true;

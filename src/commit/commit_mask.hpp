@@ -2,17 +2,24 @@
 //
 // The mask is the truth about committed memory: chunks only cache a lower bound of their committed
 // prefix, and the statistics count bits here, so `committed` in every report is exact.
+//
+// The mask does not own its bits: the node lays them out in its bookkeeping range (memory the
+// library maps itself and counts as overhead, vspace/node_bookkeeping.hpp), so this layer needs no
+// allocator and no heap. The words must be zero when the mask is made and live as long as it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 namespace metaspace {
 
 class CommitMask {
  public:
-  CommitMask(const char* base, size_t bytes, size_t granule_bytes);
+  // An empty mask (no granules) until one is assigned.
+  CommitMask() = default;
+  // `words` holds words_for(bytes / granule_bytes) zeroed words.
+  CommitMask(const char* base, size_t bytes, size_t granule_bytes, uint64_t* words);
+  static size_t words_for(size_t granules) { return (granules + 63) / 64; }
 
   size_t granule_bytes() const { return granule_bytes_; }
   size_t granules() const { return granules_; }
@@ -38,12 +45,12 @@ class CommitMask {
  private:
   size_t set_range(size_t first, size_t last, bool value);
 
-  const char* base_;
-  size_t granule_bytes_;
-  unsigned granule_shift_;
-  size_t granules_;
+  const char* base_ = nullptr;
+  size_t granule_bytes_ = 0;
+  unsigned granule_shift_ = 0;
+  size_t granules_ = 0;
   size_t committed_granules_ = 0;
-  std::vector<uint64_t> bits_;
+  uint64_t* bits_ = nullptr;
 };
 
 }  // namespace metaspace

@@ -4,9 +4,11 @@ namespace metaspace {
 
 namespace {
 
-// The nodes' chunk start tables need one slot per smallest chunk, which only this layer knows.
-NodeGeometry with_chunk_unit(NodeGeometry g) {
+// The nodes' chunk start tables need one slot per smallest chunk, which only this layer knows,
+// and return their empty pages as the policy returns memory.
+NodeGeometry with_chunk_unit(NodeGeometry g, const ReclaimPolicy& policy) {
   g.min_chunk_bytes = kMinChunkBytes;
+  g.return_bookkeeping_at_once = policy.uncommit_on_return;
   return g;
 }
 
@@ -15,7 +17,7 @@ NodeGeometry with_chunk_unit(NodeGeometry g) {
 Context::Context(ms_space_t space, const NodeGeometry& geometry, CommitLimiter& limiter,
                  ReclaimPolicy policy, uintptr_t wish)
     : space_(space),
-      vslist_(with_chunk_unit(geometry), limiter,
+      vslist_(with_chunk_unit(geometry, policy), limiter,
               {.expandable = space == MS_SPACE_NONCLASS, .wish = wish}),
       bookkeeping_({.reserve_bytes = kBookkeepingReserveBytes,
                     .return_at_once = policy.uncommit_on_return}),

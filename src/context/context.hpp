@@ -33,6 +33,12 @@ class Context {
   // objects in the non-class space): part of its committed memory, the `overhead`.
   SlabAllocator& bookkeeping() { return bookkeeping_; }
   const SlabAllocator& bookkeeping() const { return bookkeeping_; }
+  // Everything the space holds for itself, part of its committed memory: the slabs (chunk
+  // headers, free-block structures, loader objects) and the nodes' own ranges (commit masks,
+  // chunk start tables, the node map). O(1), lock-free.
+  size_t overhead_bytes() const {
+    return bookkeeping_.committed_bytes() + vslist_.bookkeeping_bytes();
+  }
   ChunkManager& chunks() { return chunks_; }
   const ChunkManager& chunks() const { return chunks_; }
 

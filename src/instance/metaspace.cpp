@@ -240,7 +240,7 @@ void Metaspace::space_totals(ms_stats_t& t) {
     const ChunkManager& cm = c.chunks();
     sp.reserved_bytes = c.vslist().reserved_bytes();
     // Bookkeeping is memory the space holds: part of committed, shown apart as overhead.
-    sp.overhead_bytes = c.bookkeeping().committed_bytes();
+    sp.overhead_bytes = c.overhead_bytes();
     sp.committed_bytes = c.vslist().committed_bytes() + sp.overhead_bytes;
     sp.nodes = c.vslist().nodes().size();
     for (const auto& n : c.vslist().nodes()) sp.root_chunks += n->root_chunks_carved();
@@ -315,7 +315,7 @@ void Metaspace::usage(ms_usage_t* out) const {
     const Context& c = *contexts[s];
     sp.reserved_bytes = c.vslist().reserved_bytes();
     // Bookkeeping is part of committed, shown apart as overhead (as in the snapshot).
-    sp.overhead_bytes = c.bookkeeping().committed_bytes();
+    sp.overhead_bytes = c.overhead_bytes();
     sp.committed_bytes = c.vslist().committed_bytes() + sp.overhead_bytes;
     sp.used_bytes = c.chunks().usage().used_bytes.load(std::memory_order_relaxed);
     u.total.reserved_bytes += sp.reserved_bytes;

@@ -67,6 +67,24 @@ ms_error_t reserve(size_t bytes, size_t alignment, uintptr_t wish, char** out) {
   return MS_OK;
 }
 
+ms_error_t map_read_write(size_t bytes, char** out) {
+  *out = nullptr;
+  if (bytes == 0 || bytes % page_size() != 0) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "read-write mapping of %zu bytes", bytes);
+  }
+  if (fault_now(FaultPoint::kReserve)) {
+    return fail(MS_ERR_RESERVE_FAILED, "read-write mapping of %zu bytes failed (injected)", bytes);
+  }
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    return fail(MS_ERR_RESERVE_FAILED, "cannot map %zu bytes read-write: %s", bytes,
+                strerror(errno));
+  }
+  *out = static_cast<char*>(p);
+  return MS_OK;
+}
+
 ms_error_t release(char* base, size_t bytes) {
   if (base == nullptr) return MS_OK;
   if (fault_now(FaultPoint::kRelease)) {

@@ -20,7 +20,11 @@ size_t page_size();
 // Reserves `bytes` aligned to `alignment` (a power of 2 ≥ page size). With a non-zero `wish` the
 // range must start exactly there; if the kernel cannot give it, nothing stays mapped.
 ms_error_t reserve(size_t bytes, size_t alignment, uintptr_t wish, char** out);
-// Unmaps a reservation. On failure (MS_ERR_RESERVE_FAILED) the range stays reserved: the caller
+// Maps `bytes` (a multiple of the page size) read-write at once, MAP_NORESERVE: for the library's
+// own tables, whose pages cost memory only once written and go back with uncommit. One kernel
+// call and one mapping. Fault point kReserve; MS_ERR_RESERVE_FAILED on refusal.
+ms_error_t map_read_write(size_t bytes, char** out);
+// Unmaps a reservation (or a range from map_read_write). On failure (MS_ERR_RESERVE_FAILED) the range stays reserved: the caller
 // may keep it and try again later, or leak address space (never memory: it is uncommitted).
 ms_error_t release(char* base, size_t bytes);
 

@@ -1,47 +1,110 @@
 #include "vspace/chunk_start_table.hpp"
 
-#include <sys/mman.h>
-
 #include "common/assert.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "os/fault_injection.hpp"
+#include "common/verify.hpp"
 #include "os/os_memory.hpp"
+#include "vspace/node_bookkeeping.hpp"
 
 namespace metaspace {
 
-// Bookkeeping, not metaspace memory: mapped read-write at once (the kernel supplies zero pages
-// as slots are first written), so it costs neither a commit call nor a kernel mapping per area.
-ms_error_t ChunkStartTable::init(const char* base, size_t range_bytes, size_t unit_bytes,
-                                 size_t root_bytes) {
-  size_t bytes = align_up(range_bytes / unit_bytes * sizeof(Chunk*), os::page_size());
-  void* p = os::fault_now(os::FaultPoint::kBookkeeping)
-                ? MAP_FAILED
-                : mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) {
-    return fail(MS_ERR_OUT_OF_MEMORY, "chunk start table of %zu bytes could not be mapped",
-                bytes);
-  }
+void ChunkStartTable::init(const char* base, size_t range_bytes, size_t unit_bytes,
+                           size_t root_bytes, Chunk** slots, uint16_t* page_states,
+                           NodeBookkeeping* header, bool return_at_once) {
+  MS_ASSERT(slots_ == nullptr && is_aligned(slots, os::page_size()),
+            "chunk start table set up twice or misaligned at %p", (void*)slots);
   base_ = base;
-  slots_ = static_cast<Chunk**>(p);
-  mapped_bytes_ = bytes;
+  slots_ = slots;
+  page_states_ = page_states;
+  header_ = header;
+  committed_ = header->committed_counter();
+  return_at_once_ = return_at_once;
+  page_bytes_ = os::page_size();
+  slots_per_page_ = page_bytes_ / sizeof(Chunk*);
+  slot_pages_ = align_up(range_bytes / unit_bytes, slots_per_page_) / slots_per_page_;
+  MS_ASSERT(slots_per_page_ < kCounted, "%zu slots per page do not fit the page state",
+            slots_per_page_);
   unit_shift_ = log2_of_power_of_2(unit_bytes);
   root_shift_ = log2_of_power_of_2(root_bytes);
-  return MS_OK;
 }
 
-void ChunkStartTable::release_area(const char* area_base, size_t bytes) {
-  MS_ASSERT(at(area_base) != nullptr, "area %p has no chunk at its base", (const void*)area_base);
-  // Keep the page of the first slot (it holds the area's chunk); give back whole pages after it.
-  char* first = reinterpret_cast<char*>(&slots_[index(area_base)]);
-  char* from = align_up(first + sizeof(Chunk*), os::page_size());
-  char* to = align_down(first + (bytes >> unit_shift_) * sizeof(Chunk*), os::page_size());
-  if (from < to) (void)madvise(from, static_cast<size_t>(to - from), MADV_DONTNEED);
+void ChunkStartTable::set(const char* chunk_base, Chunk* c) {
+  size_t i = index(chunk_base);
+  Chunk* old = __atomic_load_n(&slots_[i], __ATOMIC_RELAXED);
+  __atomic_store_n(&slots_[i], c, __ATOMIC_RELEASE);
+  if ((old == nullptr) == (c == nullptr)) return;  // a chunk replaced by another: same count
+  size_t p = i / slots_per_page_;
+  uint16_t& state = page_states_[p];
+  header_->touch(&state, sizeof(state));
+  if (c != nullptr) {
+    if ((state & kCounted) == 0) {
+      state |= kCounted;
+      committed_pages_++;
+      committed_->fetch_add(page_bytes_, std::memory_order_relaxed);
+    } else if (state == kCounted) {
+      empty_pages_--;  // filled again before a purge gave it back
+    }
+    state++;
+    return;
+  }
+  MS_ASSERT((state & ~kCounted) > 0, "slot page %zu has no start to clear", p);
+  if (--state != kCounted) return;
+  empty_pages_++;
+  if (return_at_once_) (void)return_page(p);
+}
+
+bool ChunkStartTable::return_page(size_t p) {
+  // Refused, the page stays counted and empty for the next purge; not the caller's error, which
+  // is usually a merge that succeeded.
+  KeepLastError keep;
+  char* page = reinterpret_cast<char*>(slots_ + p * slots_per_page_);
+  if (os::uncommit(page, page_bytes_, os::Uncommitted::kReadsZeros) != MS_OK) return false;
+  page_states_[p] = 0;
+  empty_pages_--;
+  committed_pages_--;
+  committed_->fetch_sub(page_bytes_, std::memory_order_relaxed);
+  return true;
+}
+
+size_t ChunkStartTable::purge() {
+  size_t returned = 0;
+  for (size_t p = 0; p < slot_pages_ && empty_pages_ > 0; p++) {
+    if (page_states_[p] == kCounted && return_page(p)) returned += page_bytes_;
+  }
+  return returned;
 }
 
 ChunkStartTable::~ChunkStartTable() {
-  if (slots_ != nullptr) munmap(slots_, mapped_bytes_);
+  if (committed_ != nullptr) {
+    committed_->fetch_sub(committed_bytes(), std::memory_order_relaxed);
+  }
+}
+
+bool ChunkStartTable::verify() const {
+  size_t counted = 0;
+  size_t empty = 0;
+  for (size_t p = 0; p < slot_pages_; p++) {
+    // Pages never used are skipped: a check per ms_verify must not read a 1 GiB class space's 8
+    // MiB of slots.
+    if (page_states_[p] == 0) continue;
+    size_t starts = 0;
+    for (size_t s = 0; s < slots_per_page_; s++) {
+      starts += __atomic_load_n(&slots_[p * slots_per_page_ + s], __ATOMIC_RELAXED) != nullptr;
+    }
+    uint16_t state = page_states_[p];
+    MS_VERIFY(starts == static_cast<size_t>(state & ~kCounted),
+              "slot page %zu holds %zu chunk starts, its count says %u", p, starts,
+              static_cast<unsigned>(state & ~kCounted));
+    MS_VERIFY(starts == 0 || (state & kCounted) != 0, "slot page %zu in use but not counted", p);
+    counted += (state & kCounted) != 0;
+    empty += state == kCounted;
+  }
+  MS_VERIFY(empty == empty_pages_, "%zu empty slot pages, the table says %zu", empty,
+            empty_pages_);
+  MS_VERIFY(counted == committed_pages_, "%zu slot pages counted, the table says %zu", counted,
+            committed_pages_);
+  return true;
 }
 
 }  // namespace metaspace

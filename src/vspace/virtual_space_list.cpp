@@ -11,21 +11,31 @@ namespace metaspace {
 VirtualSpaceList::VirtualSpaceList(const NodeGeometry& geometry, CommitLimiter& limiter,
                                    const Layout& layout)
     : geometry_(geometry), limiter_(limiter), expandable_(layout.expandable),
-      node_map_(geometry.root_chunk_bytes) {
+      node_map_(geometry.root_chunk_bytes, &bookkeeping_) {
   MS_ASSERT(!layout.expandable || layout.wish == 0, "an expandable list has no fixed base");
-  if (!expandable_) {
-    auto node = VirtualSpaceNode::create(geometry, layout.wish, limiter, &committed_);
-    if (node) add_node(std::move(node));
+  if (expandable_) {
+    (void)node_map_.init();  // a failure shows in ok()
+    return;
   }
+  // The fixed node first: a class space placed at a requested base must get it before the map's
+  // range can land there. Failures show in ok().
+  auto node = VirtualSpaceNode::create(geometry, layout.wish, limiter, &committed_,
+                                       &bookkeeping_);
+  if (node && node_map_.init() == MS_OK) (void)add_node(std::move(node));
 }
 
-void VirtualSpaceList::add_node(std::unique_ptr<VirtualSpaceNode> node) {
+ms_error_t VirtualSpaceList::add_node(std::unique_ptr<VirtualSpaceNode> node) {
   // Room first: a heap allocation that fails here (std::bad_alloc, turned into
-  // MS_ERR_OUT_OF_MEMORY at the C API) must leave no node half-added.
+  // MS_ERR_OUT_OF_MEMORY at the C API) must leave no node half-added; then the map, which may
+  // refuse (the node is destroyed, its range released).
   nodes_.reserve(nodes_.size() + 1);
-  node_map_.add(node->base(), node->reserved_bytes(), node.get());
+  if (ms_error_t err = node_map_.add(node->base(), node->reserved_bytes(), node.get());
+      err != MS_OK) {
+    return err;
+  }
   reserved_.fetch_add(node->reserved_bytes(), std::memory_order_relaxed);
   nodes_.push_back(std::move(node));
+  return MS_OK;
 }
 
 char* VirtualSpaceList::allocate_root_chunk(VirtualSpaceNode** node) {
@@ -41,9 +51,9 @@ char* VirtualSpaceList::allocate_root_chunk(VirtualSpaceNode** node) {
          geometry_.reserve_bytes);
     return nullptr;
   }
-  auto fresh = VirtualSpaceNode::create(geometry_, 0, limiter_, &committed_);
+  auto fresh = VirtualSpaceNode::create(geometry_, 0, limiter_, &committed_, &bookkeeping_);
   if (!fresh) return nullptr;
-  add_node(std::move(fresh));
+  if (add_node(std::move(fresh)) != MS_OK) return nullptr;
   *node = nodes_.back().get();
   return (*node)->allocate_root_chunk();
 }
@@ -76,18 +86,19 @@ size_t VirtualSpaceList::uncommit_calls() const {
   return total;
 }
 
-size_t VirtualSpaceList::bookkeeping_bytes() const {
-  size_t total = 0;
-  for (const auto& n : nodes_) {
-    total += sizeof(VirtualSpaceNode) + n->mask().granules() / 8 + n->chunk_starts().mapped_bytes();
-  }
-  return total + node_map_.footprint_bytes();
+size_t VirtualSpaceList::purge_bookkeeping() {
+  size_t returned = 0;
+  for (const auto& n : nodes_) returned += n->purge_bookkeeping();
+  return returned;
 }
 
 bool VirtualSpaceList::verify() const {
   size_t reserved = 0;
   size_t committed = 0;
+  size_t bookkeeping = node_map_.committed_bytes();
+  if (!node_map_.verify()) return false;
   for (const auto& n : nodes_) {
+    bookkeeping += n->bookkeeping_bytes();
     if (!n->verify()) return false;
     MS_VERIFY(node_map_.find(n->base()) == n.get() && node_map_.find(n->end() - 1) == n.get(),
               "node %p is not found by its addresses", (void*)n->base());
@@ -100,6 +111,8 @@ bool VirtualSpaceList::verify() const {
             reserved);
   MS_VERIFY(committed == committed_bytes(), "committed counter %zu, nodes %zu",
             committed_bytes(), committed);
+  MS_VERIFY(bookkeeping == bookkeeping_bytes(), "bookkeeping counter %zu, nodes and map %zu",
+            bookkeeping_bytes(), bookkeeping);
   return true;
 }
 

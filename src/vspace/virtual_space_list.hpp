@@ -24,7 +24,7 @@ class VirtualSpaceList {
 
   VirtualSpaceList(const NodeGeometry& geometry, CommitLimiter& limiter, const Layout& layout);
 
-  bool ok() const { return expandable_ || !nodes_.empty(); }
+  bool ok() const { return node_map_.ok() && (expandable_ || !nodes_.empty()); }
   bool expandable() const { return expandable_; }
 
   // A fresh, uncommitted root chunk area and the node it is in; null with the error set when the
@@ -45,8 +45,13 @@ class VirtualSpaceList {
   size_t committed_bytes() const { return committed_.load(std::memory_order_relaxed); }
   size_t commit_calls() const;
   size_t uncommit_calls() const;
-  // Bytes of the nodes' own bookkeeping (commit masks, area flags, chunk start tables, node map).
-  size_t bookkeeping_bytes() const;
+  // Bytes of the space's own bookkeeping at this layer, all in ranges it maps itself: the nodes'
+  // commit masks, area flags and chunk start table pages in use (NodeBookkeeping) and the node
+  // map's table. O(1), lock-free: part of the space's `overhead`.
+  size_t bookkeeping_bytes() const { return bookkeeping_.load(std::memory_order_relaxed); }
+  // Returns the nodes' empty bookkeeping pages; the bytes given back. Caller holds the writers'
+  // lock.
+  size_t purge_bookkeeping();
 
   bool verify() const;
 
@@ -54,12 +59,13 @@ class VirtualSpaceList {
   const NodeGeometry geometry_;
   CommitLimiter& limiter_;
   const bool expandable_;
-  void add_node(std::unique_ptr<VirtualSpaceNode> node);
+  ms_error_t add_node(std::unique_ptr<VirtualSpaceNode> node);
 
-  // Declared before the nodes: a node's destructor gives its committed bytes back to committed_.
-  NodeMap node_map_;
+  // Declared before the node map and the nodes: their destructors give back what they counted.
   std::atomic<size_t> reserved_{0};
   std::atomic<size_t> committed_{0};
+  std::atomic<size_t> bookkeeping_{0};
+  NodeMap node_map_;
   std::vector<std::unique_ptr<VirtualSpaceNode>> nodes_;
   // Kernel calls of nodes already unmapped, so the totals never go backwards.
   size_t retired_commit_calls_ = 0;

@@ -8,18 +8,16 @@
 
 namespace metaspace {
 
-std::unique_ptr<VirtualSpaceNode> VirtualSpaceNode::create(const NodeGeometry& geometry,
-                                                           uintptr_t wish,
-                                                           CommitLimiter& limiter,
-                                                           std::atomic<size_t>* space_committed) {
+std::unique_ptr<VirtualSpaceNode> VirtualSpaceNode::create(
+    const NodeGeometry& geometry, uintptr_t wish, CommitLimiter& limiter,
+    std::atomic<size_t>* space_committed, std::atomic<size_t>* space_bookkeeping) {
   char* base = nullptr;
   if (os::reserve(geometry.reserve_bytes, geometry.root_chunk_bytes, wish, &base) != MS_OK) {
     return nullptr;
   }
   std::unique_ptr<VirtualSpaceNode> node(
       new VirtualSpaceNode(geometry, base, limiter, space_committed));
-  if (node->chunk_starts_.init(base, geometry.reserve_bytes, geometry.min_chunk_bytes,
-                               geometry.root_chunk_bytes) != MS_OK) {
+  if (node->init_bookkeeping(space_bookkeeping) != MS_OK) {
     return nullptr;  // the destructor releases the range
   }
   return node;
@@ -30,10 +28,26 @@ VirtualSpaceNode::VirtualSpaceNode(const NodeGeometry& geometry, char* base,
     : geometry_(geometry),
       base_(base),
       top_(base),
-      mask_(base, geometry.reserve_bytes, geometry.granule_bytes),
       limiter_(limiter),
-      area_open_(geometry.reserve_bytes / geometry.root_chunk_bytes, false),
       space_committed_(space_committed) {}
+
+ms_error_t VirtualSpaceNode::init_bookkeeping(std::atomic<size_t>* space_bookkeeping) {
+  ms_error_t err = bookkeeping_.init({.range_bytes = geometry_.reserve_bytes,
+                                      .granule_bytes = geometry_.granule_bytes,
+                                      .root_bytes = geometry_.root_chunk_bytes,
+                                      .unit_bytes = geometry_.min_chunk_bytes},
+                                     space_bookkeeping != nullptr ? space_bookkeeping
+                                                                  : &own_bookkeeping_);
+  if (err != MS_OK) return err;
+  mask_ = CommitMask(base_, geometry_.reserve_bytes, geometry_.granule_bytes,
+                     bookkeeping_.mask_words());
+  area_open_ = bookkeeping_.area_flags();
+  chunk_starts_.init(base_, geometry_.reserve_bytes, geometry_.min_chunk_bytes,
+                     geometry_.root_chunk_bytes, bookkeeping_.slots(),
+                     bookkeeping_.table_page_states(), &bookkeeping_,
+                     geometry_.return_bookkeeping_at_once);
+  return MS_OK;
+}
 
 VirtualSpaceNode::~VirtualSpaceNode() {
   limiter_.release(mask_.committed_bytes());
@@ -81,6 +95,9 @@ ms_error_t VirtualSpaceNode::commit_run(size_t first, size_t last) {
     limiter_.release(bytes);
     return err;
   }
+  // The mask words about to change: their header page(s) are counted from now on.
+  bookkeeping_.touch(&bookkeeping_.mask_words()[first / 64],
+                     ((last - 1) / 64 - first / 64 + 1) * sizeof(uint64_t));
   mask_.mark_committed(p, bytes);
   if (space_committed_ != nullptr) space_committed_->fetch_add(bytes, std::memory_order_relaxed);
   return MS_OK;
@@ -90,11 +107,12 @@ ms_error_t VirtualSpaceNode::open_areas(char* p, size_t bytes) {
   size_t first = static_cast<size_t>(p - base_) / geometry_.root_chunk_bytes;
   size_t last = static_cast<size_t>(p + bytes - 1 - base_) / geometry_.root_chunk_bytes;
   for (size_t a = first; a <= last; a++) {
-    if (area_open_[a]) continue;
+    if (area_open_[a] != 0) continue;
     commit_calls_++;
     ms_error_t err = os::commit(base_ + a * geometry_.root_chunk_bytes, geometry_.root_chunk_bytes);
     if (err != MS_OK) return err;
-    area_open_[a] = true;
+    bookkeeping_.touch(&area_open_[a], 1);
+    area_open_[a] = 1;
   }
   return MS_OK;
 }
@@ -154,6 +172,7 @@ bool VirtualSpaceNode::verify() const {
   MS_VERIFY(is_aligned(base_, geometry_.root_chunk_bytes), "node base %p", (void*)base_);
   MS_VERIFY(top_ >= base_ && top_ <= end(), "carving top %p outside node", (void*)top_);
   MS_VERIFY(mask_.verify(), "commit mask count disagrees with its bits");
+  MS_VERIFY(chunk_starts_.verify(), "chunk start table of node %p", (void*)base_);
   // Nothing beyond the carved part may be committed: no chunk can own it.
   size_t carved_granules = mask_.granule_index(top_);
   for (size_t g = carved_granules; g < mask_.granules(); g++) {

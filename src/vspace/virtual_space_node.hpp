@@ -20,11 +20,11 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
-#include <vector>
 
 #include "commit/commit_limiter.hpp"
 #include "commit/commit_mask.hpp"
 #include "vspace/chunk_start_table.hpp"
+#include "vspace/node_bookkeeping.hpp"
 
 namespace metaspace {
 
@@ -34,15 +34,21 @@ struct NodeGeometry {
   size_t granule_bytes;     // power of 2, page size .. root_chunk_bytes
   bool protect_uncommitted; // checked mode: uncommitted memory faults on access
   size_t min_chunk_bytes = 1024;  // slot size of the chunk start table (the smallest chunk)
+  // Pages of the chunk start table go back as soon as they empty (the aggressive policy), not
+  // at the next purge.
+  bool return_bookkeeping_at_once = false;
 };
 
 class VirtualSpaceNode {
  public:
   // Reserves the region (at `wish` if non-zero) and returns the node, or null with the error set.
-  // `space_committed`, if given, follows the node's committed bytes (the list's O(1) total).
-  static std::unique_ptr<VirtualSpaceNode> create(const NodeGeometry& geometry, uintptr_t wish,
-                                                  CommitLimiter& limiter,
-                                                  std::atomic<size_t>* space_committed = nullptr);
+  // `space_committed`, if given, follows the node's committed bytes (the list's O(1) total);
+  // `space_bookkeeping` follows the bytes of the node's own bookkeeping range in use (commit
+  // mask, area flags, chunk start table pages: see NodeBookkeeping), if given.
+  static std::unique_ptr<VirtualSpaceNode> create(
+      const NodeGeometry& geometry, uintptr_t wish, CommitLimiter& limiter,
+      std::atomic<size_t>* space_committed = nullptr,
+      std::atomic<size_t>* space_bookkeeping = nullptr);
   ~VirtualSpaceNode();
   VirtualSpaceNode(const VirtualSpaceNode&) = delete;
   VirtualSpaceNode& operator=(const VirtualSpaceNode&) = delete;
@@ -77,6 +83,12 @@ class VirtualSpaceNode {
   ChunkStartTable& chunk_starts() { return chunk_starts_; }
   const ChunkStartTable& chunk_starts() const { return chunk_starts_; }
   size_t committed_bytes() const { return mask_.committed_bytes(); }
+  // Returns the node's empty bookkeeping pages (chunk start table); the bytes given back.
+  size_t purge_bookkeeping() { return chunk_starts_.purge(); }
+  // The node's own bookkeeping held now (header + chunk start pages in use): overhead.
+  size_t bookkeeping_bytes() const {
+    return bookkeeping_.header_bytes() + chunk_starts_.committed_bytes();
+  }
   // Kernel calls made so far to change access rights or return memory.
   size_t commit_calls() const { return commit_calls_; }
   size_t uncommit_calls() const { return uncommit_calls_; }
@@ -86,6 +98,8 @@ class VirtualSpaceNode {
  private:
   VirtualSpaceNode(const NodeGeometry& geometry, char* base, CommitLimiter& limiter,
                    std::atomic<size_t>* space_committed);
+  // The node's own bookkeeping range; the mask and the table point into it.
+  ms_error_t init_bookkeeping(std::atomic<size_t>* space_bookkeeping);
   ms_error_t commit_run(size_t first, size_t last);
   // Makes the root chunk areas overlapping [p, p + bytes) read-write if they are not yet.
   ms_error_t open_areas(char* p, size_t bytes);
@@ -93,9 +107,12 @@ class VirtualSpaceNode {
   const NodeGeometry geometry_;
   char* const base_;
   char* top_;
+  std::atomic<size_t> own_bookkeeping_{0};  // the counter when the caller gives none
+  // Declared before what lives in it: destroyed after them.
+  NodeBookkeeping bookkeeping_;
   CommitMask mask_;
   CommitLimiter& limiter_;
-  std::vector<bool> area_open_;  // per root chunk area: made read-write
+  uint8_t* area_open_ = nullptr;  // per root chunk area: made read-write (in bookkeeping_)
   std::atomic<size_t>* const space_committed_;
   ChunkStartTable chunk_starts_;
   size_t commit_calls_ = 0;

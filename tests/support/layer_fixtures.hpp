@@ -66,7 +66,9 @@ struct Space {
         vslist({.reserve_bytes = config.node_bytes,
                 .root_chunk_bytes = config.root_chunk_bytes,
                 .granule_bytes = config.granule_bytes,
-                .protect_uncommitted = config.protect_uncommitted},
+                .protect_uncommitted = config.protect_uncommitted,
+                .return_bookkeeping_at_once =
+                    ReclaimPolicy::of(config.reclaim).uncommit_on_return},
                limiter, {.expandable = config.expandable}),
         chunks(vslist, ChunkGeometry(config.root_chunk_bytes), ReclaimPolicy::of(config.reclaim),
                bookkeeping) {}

@@ -136,12 +136,15 @@ void run(size_t class_alignment) {
   print("after purge", st);
   EXPECT_EQ(st.loaders, 200u);
   // Chunk memory within 10 % of used; the bookkeeping (live loaders' objects and chunk headers,
-  // the 800 dead loaders' objects in quarantine) is counted apart: measured 1.98 MB against
-  // 29.25 MB used (6.8 %): slab pages, like granules, stay pinned by survivors.
+  // the 800 dead loaders' objects in quarantine; the nodes' commit masks and chunk start table
+  // pages, the node maps) is counted apart: measured 3.09 MB against 29.25 MB used (10.6 %; 9.6 %
+  // with aligned classes): slab pages and chunk start pages (one per 512 KiB of node range with a
+  // chunk start in it), like granules, stay pinned by survivors. 1.98 MB of it are slabs; the
+  // chunk start pages were as resident before they were counted.
   EXPECT_LE(static_cast<double>(st.total.committed_bytes - st.total.overhead_bytes),
             1.10 * static_cast<double>(st.total.used_bytes));
   EXPECT_LE(static_cast<double>(st.total.overhead_bytes),
-            0.08 * static_cast<double>(st.total.used_bytes));
+            0.12 * static_cast<double>(st.total.used_bytes));
   ms_destroy(ms);
 }
 

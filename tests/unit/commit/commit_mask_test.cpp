@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "common/units.hpp"
 #include "support/layer_fixtures.hpp"
 
@@ -16,7 +18,9 @@ class CommitMaskTest : public ::testing::Test {
  protected:
   // 200 granules: the bits span four 64-bit words, the last one partly.
   test::ReservedRange range_{200 * kGranule, kGranule};
-  CommitMask mask_{range_.base(), range_.bytes(), kGranule};
+  // The words live wherever the owner puts them (a node: its bookkeeping range); here, the test.
+  std::vector<uint64_t> words_ = std::vector<uint64_t>(CommitMask::words_for(200), 0);
+  CommitMask mask_{range_.base(), range_.bytes(), kGranule, words_.data()};
   char* at(size_t granule) const { return range_.base() + granule * kGranule; }
 };
 

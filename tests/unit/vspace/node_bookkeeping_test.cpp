@@ -1,0 +1,164 @@
+// Layer 3: the nodes' own bookkeeping (commit masks, area flags, chunk start tables, the node
+// map) lives in ranges the library maps itself, is counted, and goes back: when a page of chunk
+// starts empties, when a node is removed, when the node map is rebuilt. And the node map stays
+// bounded however many nodes come and go.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "chunks/chunk_manager.hpp"
+#include "common/units.hpp"
+#include "os/os_memory.hpp"
+#include "support/layer_fixtures.hpp"
+#include "vspace/node_map.hpp"
+#include "vspace/virtual_space_list.hpp"
+
+namespace metaspace {
+namespace {
+
+constexpr NodeGeometry kGeometry{.reserve_bytes = 64 * MiB,
+                                 .root_chunk_bytes = 4 * MiB,
+                                 .granule_bytes = 4 * KiB,
+                                 .protect_uncommitted = false};
+
+TEST(NodeBookkeeping, CountedPerNodeAndReturnedWithIt) {
+  CommitLimiter limiter(0);
+  VirtualSpaceList list(kGeometry, limiter, {.expandable = true});
+  ASSERT_TRUE(list.ok());
+  size_t map_only = list.bookkeeping_bytes();
+  EXPECT_EQ(map_only, os::page_size()) << "the node map's first table, one page";
+  VirtualSpaceNode* node = nullptr;
+  ASSERT_NE(list.allocate_root_chunk(&node), nullptr) << ms_last_error_text();
+  // The header (2 KiB of mask, 16 area flags, 128 page states: one page) is counted once written.
+  EXPECT_EQ(node->bookkeeping_bytes(), 0u) << "nothing written yet";
+  ASSERT_EQ(node->ensure_committed(node->base(), 4 * KiB), MS_OK);
+  EXPECT_EQ(list.bookkeeping_bytes(), map_only + os::page_size());
+  EXPECT_EQ(node->bookkeeping_bytes(), os::page_size());
+  ASSERT_EQ(node->uncommit(node->base(), 4 * KiB), MS_OK);
+  EXPECT_TRUE(list.verify()) << ms_last_error_text();
+  ASSERT_EQ(list.remove_node(node), MS_OK);
+  EXPECT_EQ(list.bookkeeping_bytes(), map_only) << "the node's range went with it";
+  EXPECT_TRUE(list.verify()) << ms_last_error_text();
+}
+
+// A page of chunk starts covers 512 KiB of node (4 KiB pages, 1 KiB per slot): counted from its
+// first chunk start on, given back once merging leaves none: by the next purge, or at once under
+// the aggressive policy.
+void split_merge_and_count(ms_reclaim_t reclaim) {
+  test::Space space{test::SpaceConfig{.reclaim = reclaim, .node_bytes = 64 * MiB,
+                                      .granule_bytes = 4 * KiB}};
+  const size_t page = os::page_size();
+  if (page != 4 * KiB) GTEST_SKIP() << "figures for 4 KiB pages";
+  Chunk* held = space.chunks.get_chunk(0, 0, 0);  // keeps the node
+  ASSERT_NE(held, nullptr) << ms_last_error_text();
+  size_t baseline = space.vslist.bookkeeping_bytes();
+  // A 1 KiB chunk in the next root area: its start (first page of that area's slots), then the
+  // split: starts at +2M, +1M, +512K (three more pages) and below 512K (the first page).
+  Chunk* small = space.chunks.get_chunk(12, 12, 0);
+  ASSERT_NE(small, nullptr) << ms_last_error_text();
+  EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + 4 * page);
+  EXPECT_TRUE(space.consistent());
+  EXPECT_EQ(space.chunks.chunk_containing(small->base + 100), small);
+  ASSERT_EQ(space.chunks.return_chunk(small), MS_OK);
+  EXPECT_TRUE(space.consistent());
+  if (reclaim == MS_RECLAIM_AGGRESSIVE) {
+    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + page) << "merged: three pages went";
+  } else {
+    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + 4 * page) << "kept until purge";
+    space.chunks.purge();
+    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + page) << "purged: three pages went";
+  }
+  EXPECT_TRUE(space.consistent());
+  ASSERT_EQ(space.chunks.return_chunk(held), MS_OK);
+}
+
+TEST(NodeBookkeeping, ChunkStartPagesGoBackOnPurge) {
+  split_merge_and_count(MS_RECLAIM_BALANCED);
+}
+
+TEST(NodeBookkeeping, ChunkStartPagesGoBackAtOnceWhenAggressive) {
+  split_merge_and_count(MS_RECLAIM_AGGRESSIVE);
+}
+
+// Nodes come and go at ever new addresses: the map is rebuilt now and then (dropping the
+// tombstones) but holds one table of a size set by the live nodes, not by how many there were.
+TEST(NodeMap, BoundedUnderChurn) {
+  std::atomic<size_t> committed{0};
+  {
+    NodeMap map(4 * MiB, &committed);
+    ASSERT_EQ(map.init(), MS_OK);
+    test::ReservedRange range(4 * GiB, 4 * MiB);
+    auto* node = reinterpret_cast<VirtualSpaceNode*>(&committed);  // only stored and compared
+    // Three live nodes of 16 areas at a time; 2 000 nodes in all over 1 000 addresses.
+    std::vector<char*> live;
+    size_t max_slots = 0;
+    for (int i = 0; i < 2000; i++) {
+      char* base = range.base() + static_cast<size_t>(i % 1000) * 4 * MiB;
+      if (live.size() == 3) {
+        map.remove(live.front(), 4 * MiB);
+        live.erase(live.begin());
+      }
+      // Node bases are root-chunk aligned; one area each here (the range is not wide enough).
+      ASSERT_EQ(map.add(base, 4 * MiB, node), MS_OK);
+      live.push_back(base);
+      for (char* b : live) ASSERT_EQ(map.find(b + 123), node);
+      ASSERT_EQ(map.find(range.base() + 1001 * 4 * MiB), nullptr);
+      ASSERT_TRUE(map.verify()) << ms_last_error_text();
+      max_slots = std::max(max_slots, map.slots());
+    }
+    EXPECT_EQ(map.entries(), 3u);
+    EXPECT_EQ(max_slots, NodeMap::kInitialSlots) << "never larger than the live keys need";
+    EXPECT_GT(map.rebuilds(), 20u) << "tombstones were dropped by rebuilds";
+    EXPECT_EQ(committed.load(), os::page_size()) << "one table page, the old ones returned";
+    EXPECT_EQ(map.committed_bytes(), committed.load());
+  }
+  EXPECT_EQ(committed.load(), 0u) << "everything uncounted when the map dies";
+}
+
+// A map over 256 MiB of reserved range, with root areas of `area` bytes.
+struct MapOver256MiB {
+  explicit MapOver256MiB(size_t area) : map(area, &committed), range(256 * MiB, area) {
+    EXPECT_EQ(map.init(), MS_OK) << ms_last_error_text();
+  }
+  std::atomic<size_t> committed{0};
+  NodeMap map;
+  test::ReservedRange range;
+  VirtualSpaceNode* node = reinterpret_cast<VirtualSpaceNode*>(&committed);  // only compared
+};
+
+TEST(NodeMap, GrowsWithLiveNodesAndShrinksBack) {
+  MapOver256MiB f(64 * KiB);
+  auto& [committed, map, range, node] = f;
+  // 4 096 areas of 64 KiB: 16 384 slots (256 KiB) at a quarter full.
+  ASSERT_EQ(map.add(range.base(), 256 * MiB, node), MS_OK);
+  EXPECT_EQ(map.slots(), 16384u);
+  EXPECT_EQ(map.committed_bytes(), 16384 * 16u);
+  EXPECT_EQ(map.find(range.base() + 256 * MiB - 1), node);
+  map.remove(range.base(), 256 * MiB);
+  EXPECT_EQ(map.find(range.base()), nullptr);
+  EXPECT_EQ(map.slots(), NodeMap::kInitialSlots) << "rebuilt small once the nodes went";
+  EXPECT_EQ(committed.load(), os::page_size()) << "the big table's pages went back";
+  ASSERT_EQ(map.add(range.base(), 64 * KiB, node), MS_OK);
+  EXPECT_EQ(map.find(range.base()), node);
+  EXPECT_TRUE(map.verify()) << ms_last_error_text();
+}
+
+// A rebuild whose fresh table cannot be made usable leaves the map as it was.
+TEST(NodeMap, FailedRebuildChangesNothing) {
+  MapOver256MiB f(4 * MiB);
+  auto& [committed, map, range, node] = f;
+  ASSERT_EQ(map.add(range.base(), 64 * MiB, node), MS_OK);  // 16 of 32 keys at most
+  {
+    test::FaultGuard fault(os::FaultPoint::kCommit, 1);
+    EXPECT_EQ(map.add(range.base() + 64 * MiB, 128 * MiB, node), MS_ERR_COMMIT_FAILED);
+  }
+  EXPECT_EQ(map.entries(), 16u);
+  EXPECT_EQ(map.find(range.base() + 64 * MiB), nullptr);
+  EXPECT_EQ(map.find(range.base()), node);
+  EXPECT_TRUE(map.verify()) << ms_last_error_text();
+  ASSERT_EQ(map.add(range.base() + 64 * MiB, 128 * MiB, node), MS_OK);
+  EXPECT_EQ(map.find(range.base() + 191 * MiB), node);
+}
+
+}  // namespace
+}  // namespace metaspace

@@ -36,13 +36,16 @@ class LoaderArenas {
                const LoaderArenasOptions& options)
       : nonclass_(nonclass, GrowthPolicy::for_loader(options.kind, MS_SPACE_NONCLASS,
                                                      nonclass.geometry()),
-                  ArenaOptions{.window = &head.bump[MS_SPACE_NONCLASS],
+                  ArenaOptions{.head = &head,
+                               .space = MS_SPACE_NONCLASS,
                                .fast_path = options.fast_path,
+                               .inline_free = true,
                                .checked = options.checked}),
         // With 8-byte class alignment nothing is lost to gaps and tails can stay in class space.
         class_(klass, GrowthPolicy::for_loader(options.kind, MS_SPACE_CLASS, klass.geometry()),
                ArenaOptions{.alignment = options.class_alignment,
-                            .window = &head.bump[MS_SPACE_CLASS],
+                            .head = &head,
+                            .space = MS_SPACE_CLASS,
                             .fast_path = options.fast_path,
                             .wastage = options.class_alignment > kWordBytes ? &nonclass_ : nullptr,
                             .checked = options.checked}) {

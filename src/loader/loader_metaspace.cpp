@@ -51,9 +51,10 @@ bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
   for (ms__bump& b : bump) {
     __atomic_store_n(&b.top, nullptr, __ATOMIC_RELAXED);
     __atomic_store_n(&b.end, nullptr, __ATOMIC_RELAXED);
-    __atomic_store_n(&b.fit_max, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&b.allocs, 0, __ATOMIC_RELAXED);
   }
+  for (uint32_t& f : fit_max) __atomic_store_n(&f, 0u, __ATOMIC_RELAXED);
+  __atomic_store_n(&bins, nullptr, __ATOMIC_RELAXED);
   // Micro loaders make their arenas when they graduate; in checked mode they need the part that
   // keeps their pooled blocks' fences from the start.
   if ((kind != MS_LOADER_MICRO || env_->checked) && !ensure_arenas()) return false;

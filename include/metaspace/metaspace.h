@@ -491,9 +491,38 @@ static inline void ms__bins_leave(struct ms__free_bins* f) MS__NOEXCEPT {
   __atomic_store_n(&f->busy, 0u, __ATOMIC_RELEASE);
 }
 
+/* The part of ms_allocate behind the bump: a request that a freed block of exactly its size can
+ * serve pops that block (an exact fit is a best fit); anything else is the library's. Kept out
+ * of ms_allocate's body, so that the bump stays small enough to be inlined at every call site. */
+__attribute__((noinline)) static inline void* ms__allocate_reuse(
+    struct ms__loader_head* head, ms_space_t space, size_t bytes, size_t n) MS__NOEXCEPT {
+  struct ms__free_bins* f = head->bins;
+  if (f != NULL && space == MS_SPACE_NONCLASS && n - 1u < 256u &&
+      n <= __atomic_load_n(&head->fit_max[MS_SPACE_NONCLASS], __ATOMIC_RELAXED) &&
+      ms__bins_enter(f)) {
+    size_t i = n / 8u - 1u;
+    uintptr_t block = f->bin[i].first;
+    intptr_t budget = __atomic_load_n(&f->budget, __ATOMIC_RELAXED);
+    /* The block's own link carries its tag: only tag 0 (freed here, own space) is taken. */
+    uintptr_t next = block != 0 ? *(uintptr_t*)block : 7u;
+    if ((next & 7u) == 0 && budget >= (intptr_t)n) {
+      struct ms__bump* b = &head->bump[MS_SPACE_NONCLASS];
+      f->bin[i].first = next;
+      if (next == 0) f->mask &= ~(1u << i);
+      __atomic_store_n(&f->bin[i].count, f->bin[i].count - 1u, __ATOMIC_RELAXED);
+      __atomic_store_n(&f->budget, budget - (intptr_t)n, __ATOMIC_RELAXED);
+      __atomic_store_n(&b->allocs, b->allocs + 1u, __ATOMIC_RELAXED);
+      ms__bins_leave(f);
+      return (void*)block;
+    }
+    ms__bins_leave(f);
+  }
+  return ms_allocate_slow((ms_loader_t*)head, space, bytes);
+}
+
 /* Allocates bytes (rounded up to 8, or to the class alignment in class space) from the loader.
- * NULL on failure with the reason in ms_last_error(). The fast path is a pointer bump; a request
- * that a freed block of exactly its size can serve pops that block (an exact fit is a best fit). */
+ * NULL on failure with the reason in ms_last_error(). The fast path is a pointer bump; then the
+ * exact-size reuse above; then the library. */
 static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t bytes) MS__NOEXCEPT {
   struct ms__loader_head* head = (struct ms__loader_head*)loader;
   if (MS__LIKELY(loader != NULL && (unsigned)space <= 1u &&
@@ -502,33 +531,15 @@ static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t by
     char* top = __atomic_load_n(&b->top, __ATOMIC_RELAXED);
     char* end = __atomic_load_n(&b->end, __ATOMIC_RELAXED);
     size_t n = (bytes + 7u) & ~(size_t)7u;
-    size_t fit_max = __atomic_load_n(&head->fit_max[space], __ATOMIC_RELAXED);
     /* n - 1 wraps for n == 0 (also for sizes that overflowed while rounding), so they fall through.
-     * A request that some free block could hold goes to the reuse below or the slow path. */
-    if (MS__LIKELY(n - 1u < (size_t)(end - top) && n > fit_max)) {
+     * A request that some free block could hold goes to the reuse or the slow path. */
+    if (MS__LIKELY(n - 1u < (size_t)(end - top) &&
+                   n > __atomic_load_n(&head->fit_max[space], __ATOMIC_RELAXED))) {
       __atomic_store_n(&b->top, top + n, __ATOMIC_RELAXED);
       __atomic_store_n(&b->allocs, b->allocs + 1u, __ATOMIC_RELAXED);
       return top;
     }
-    struct ms__free_bins* f = head->bins;
-    if (f != NULL && space == MS_SPACE_NONCLASS && n - 1u < 256u && n <= fit_max &&
-        ms__bins_enter(f)) {
-      size_t i = n / 8u - 1u;
-      uintptr_t block = f->bin[i].first;
-      intptr_t budget = __atomic_load_n(&f->budget, __ATOMIC_RELAXED);
-      /* The block's own link carries its tag: only tag 0 (freed here, own space) is taken. */
-      uintptr_t next = block != 0 ? *(uintptr_t*)block : 7u;
-      if ((next & 7u) == 0 && budget >= (intptr_t)n) {
-        f->bin[i].first = next;
-        if (next == 0) f->mask &= ~(1u << i);
-        __atomic_store_n(&f->bin[i].count, f->bin[i].count - 1u, __ATOMIC_RELAXED);
-        __atomic_store_n(&f->budget, budget - (intptr_t)n, __ATOMIC_RELAXED);
-        __atomic_store_n(&b->allocs, b->allocs + 1u, __ATOMIC_RELAXED);
-        ms__bins_leave(f);
-        return (void*)block;
-      }
-      ms__bins_leave(f);
-    }
+    return ms__allocate_reuse(head, space, bytes, n);
   }
   return ms_allocate_slow(loader, space, bytes);
 }

@@ -48,6 +48,7 @@ Arena::~Arena() {
   if (free_blocks_ != nullptr && free_blocks_->published()) {
     __atomic_store_n(&head_->bins, nullptr, __ATOMIC_RELAXED);
   }
+  if (free_blocks_ != nullptr) manager_.bookkeeping().destroy(free_blocks_->medium());
   manager_.bookkeeping().destroy(free_blocks_);
 }
 
@@ -341,7 +342,13 @@ ms_error_t Arena::deallocate(void* p, size_t bytes) {
   if (!checked_) {
     // A free touches neither top nor end: the window stays open and only fit_max may grow.
     if (!ensure_free_blocks()) return MS_ERR_OUT_OF_MEMORY;
-    free_blocks_->add(p, align_up(bytes, kWordBytes));
+    size_t n = align_up(bytes, kWordBytes);
+    // The medium bins come with the first premature free of their sizes (salvaged tails alone
+    // stay in the tree: most loaders never free). Without them the tree serves all the same.
+    if (free_blocks_->wants_medium(n)) {
+      if (MediumBins* m = manager_.bookkeeping().create<MediumBins>()) free_blocks_->attach_medium(m);
+    }
+    free_blocks_->add(p, n);
     refresh_fit_max();
     fold_if_due();
     return MS_OK;

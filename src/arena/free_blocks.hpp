@@ -14,6 +14,7 @@
 
 #include "arena/bin_list.hpp"
 #include "arena/block_tree.hpp"
+#include "arena/medium_bins.hpp"
 #include "common/assert.hpp"
 
 namespace metaspace {
@@ -38,9 +39,23 @@ class FreeBlocks {
   // The smallest block of at least `bytes`, or null; its size goes to *got_bytes.
   void* take(size_t bytes, size_t* got_bytes, BlockOrigin* origin = nullptr);
 
-  bool empty() const { return bins_.empty() && tree_.empty(); }
-  size_t count() const { return bins_.count() + tree_.count(); }
-  size_t bytes() const { return (bins_.words() + tree_.words()) * 8; }
+  bool empty() const { return bins_.empty() && tree_.empty() && (medium_ == nullptr || medium_->empty()); }
+  size_t count() const {
+    return bins_.count() + tree_.count() + (medium_ != nullptr ? medium_->count() : 0);
+  }
+  size_t bytes() const {
+    return (bins_.words() + tree_.words() + (medium_ != nullptr ? medium_->words() : 0)) * 8;
+  }
+
+  // The medium bins (medium_bins.hpp) are the owner's to make: true if a block of `bytes` would
+  // go to them and they do not exist yet.
+  bool wants_medium(size_t bytes) const {
+    return medium_ == nullptr && MediumBins::fits(bytes / 8);
+  }
+  // Takes them in and moves every tree block they cover there: from now on the three structures
+  // hold disjoint size ranges, ascending (bins, medium bins, tree).
+  void attach_medium(MediumBins* medium);
+  MediumBins* medium() const { return medium_; }
   size_t foreign_bytes() const {
     return bytes_by_[0][1] + bytes_by_[1][1] + bytes_by_[2][1];
   }
@@ -52,7 +67,9 @@ class FreeBlocks {
     return bytes() - bytes_by_[1][0] - bytes_by_[2][0] - foreign_bytes();
   }
   size_t largest_bytes() const {
-    return (tree_.empty() ? bins_.largest_words() : tree_.largest_words()) * 8;
+    if (!tree_.empty()) return tree_.largest_words() * 8;
+    if (medium_ != nullptr && !medium_->empty()) return medium_->largest_words() * 8;
+    return bins_.largest_words() * 8;
   }
   // Bytes filed plus bytes taken since the last reset, at most kMoveBudgetBytes ahead of what
   // was counted (a lost update between the owner's inline paths and a reader's reset only makes
@@ -104,6 +121,7 @@ class FreeBlocks {
       f(p, words * 8, static_cast<BlockOrigin>(tag & (kForeignTag - 1)));
     };
     bins_.for_each(visit);
+    if (medium_ != nullptr) medium_->for_each(visit);
     tree_.for_each(visit);
   }
 
@@ -129,6 +147,7 @@ class FreeBlocks {
   }
 
   BinList bins_;
+  MediumBins* medium_ = nullptr;  // made by the arena on first need, null until then
   BlockTree tree_;
   const char* foreign_lo_ = nullptr;
   const char* foreign_hi_ = nullptr;
@@ -144,6 +163,8 @@ inline void FreeBlocks::add(void* p, size_t bytes, BlockOrigin origin) {
   unsigned tag = tag_of(p, origin);
   if (words <= BinList::kMaxWords) {
     bins_.add(p, words, tag);
+  } else if (medium_ != nullptr && MediumBins::fits(words)) {
+    medium_->add(p, words, tag);
   } else {
     tree_.add(p, words, tag);
   }
@@ -157,7 +178,11 @@ inline void* FreeBlocks::take(size_t bytes, size_t* got_bytes, BlockOrigin* orig
   unsigned tag = 0;
   void* p = nullptr;
   if (words <= BinList::kMaxWords) p = bins_.take(words, &got_words, &tag);
-  // Every tree block is larger than every bin block, so the bins' answer, if any, is the best.
+  // Every medium block is larger than every bin block and, once the medium bins exist, every
+  // tree block larger than every medium one: the first answer, if any, is the best.
+  if (p == nullptr && medium_ != nullptr && words <= MediumBins::kMaxWords) {
+    p = medium_->take(words, &got_words, &tag);
+  }
   if (p == nullptr) p = tree_.take(words, &got_words, &tag);
   if (p == nullptr) return nullptr;
   *got_bytes = got_words * 8;

@@ -430,28 +430,34 @@ struct ms__bump {
   uint64_t allocs;   /* blocks handed out */
 };
 
-/* A non-class arena's exact-size bins of freed blocks (1..32 words), made when the loader first
- * frees something, published (ms__loader_head.bins) only for loaders the inline paths may serve:
- * not shared, not checked. A free block's first word links to the next block of its bin; the
+/* A non-class arena's exact-size bins of freed blocks, made when the loader first frees
+ * something, published (ms__loader_head.bins) only for loaders the inline paths may serve: not
+ * shared, not checked. Small bins hold 1..32 words; the medium bins (33..128 words) come with the
+ * first free of such a size. A free block's first word links to the next block of its bin; the
  * link's low 3 bits are a tag, 0 for a block the runtime freed that lies in the loader's own
  * non-class chunks: the only blocks the inline paths file and take. Everything else (other tags,
- * the size tree, the counters by origin) is the library's, out of line. */
+ * the size tree above 128 words, the counters by origin) is the library's, out of line. */
 struct ms__free_bin {
   uintptr_t first;   /* first block, or 0 */
   size_t count;      /* blocks in the bin (read by statistics from other threads: atomic) */
 };
 
+struct ms__medium_bins {
+  uint64_t mask[2];               /* bit i: bin of 33 + i words is not empty */
+  struct ms__free_bin bin[96];    /* 33..128 words */
+};
+
 struct ms__free_bins {
-  uint32_t mask;       /* bit i: bin of i + 1 words is not empty */
+  uint64_t mask;       /* bit i: bin of i + 1 words is not empty */
   uint32_t busy;       /* 1 while the owner is inside an inline free or reuse */
   uint32_t excluded;   /* non-zero while ms_verify walks the lists: the inline paths step aside */
-  uint32_t unused;
   intptr_t budget;     /* bytes inline frees and reuses may still move before the space counters
                           must be brought up to date (out of line) */
   uintptr_t current_lo;  /* start of the current chunk: [current_lo, bump.top) is handed out */
   uintptr_t retired_lo;  /* a retired chunk's handed-out part [retired_lo, retired_hi): the */
   uintptr_t retired_hi;  /* last one an out-of-line free found a block in (frees cluster) */
-  struct ms__free_bin bin[32];
+  struct ms__medium_bins* medium;  /* NULL until the first free of 33..128 words */
+  struct ms__free_bin bin[32];     /* 1..32 words */
 };
 
 struct ms__loader_head {
@@ -491,25 +497,44 @@ static inline void ms__bins_leave(struct ms__free_bins* f) MS__NOEXCEPT {
   __atomic_store_n(&f->busy, 0u, __ATOMIC_RELEASE);
 }
 
+/* The bin of n bytes (8..1024, a multiple of 8) with its bit in *mask, or NULL (no medium bins
+ * yet). */
+static inline struct ms__free_bin* ms__bin_of(struct ms__free_bins* f, size_t n, uint64_t** mask,
+                                              uint64_t* bit) MS__NOEXCEPT {
+  size_t w = n / 8u;
+  if (w <= 32u) {
+    *mask = &f->mask;
+    *bit = (uint64_t)1 << (w - 1u);
+    return &f->bin[w - 1u];
+  }
+  struct ms__medium_bins* m = f->medium;
+  if (m == NULL) return NULL;
+  *mask = &m->mask[(w - 33u) / 64u];
+  *bit = (uint64_t)1 << ((w - 33u) % 64u);
+  return &m->bin[w - 33u];
+}
+
 /* The part of ms_allocate behind the bump: a request that a freed block of exactly its size can
  * serve pops that block (an exact fit is a best fit); anything else is the library's. Kept out
  * of ms_allocate's body, so that the bump stays small enough to be inlined at every call site. */
 __attribute__((noinline)) static inline void* ms__allocate_reuse(
     struct ms__loader_head* head, ms_space_t space, size_t bytes, size_t n) MS__NOEXCEPT {
   struct ms__free_bins* f = head->bins;
-  if (f != NULL && space == MS_SPACE_NONCLASS && n - 1u < 256u &&
+  if (f != NULL && space == MS_SPACE_NONCLASS && n - 1u < 1024u &&
       n <= __atomic_load_n(&head->fit_max[MS_SPACE_NONCLASS], __ATOMIC_RELAXED) &&
       ms__bins_enter(f)) {
-    size_t i = n / 8u - 1u;
-    uintptr_t block = f->bin[i].first;
+    uint64_t* mask;
+    uint64_t bit;
+    struct ms__free_bin* bin = ms__bin_of(f, n, &mask, &bit);
+    uintptr_t block = bin != NULL ? bin->first : 0;
     intptr_t budget = __atomic_load_n(&f->budget, __ATOMIC_RELAXED);
     /* The block's own link carries its tag: only tag 0 (freed here, own space) is taken. */
     uintptr_t next = block != 0 ? *(uintptr_t*)block : 7u;
     if ((next & 7u) == 0 && budget >= (intptr_t)n) {
       struct ms__bump* b = &head->bump[MS_SPACE_NONCLASS];
-      f->bin[i].first = next;
-      if (next == 0) f->mask &= ~(1u << i);
-      __atomic_store_n(&f->bin[i].count, f->bin[i].count - 1u, __ATOMIC_RELAXED);
+      bin->first = next;
+      if (next == 0) *mask &= ~bit;
+      __atomic_store_n(&bin->count, bin->count - 1u, __ATOMIC_RELAXED);
       __atomic_store_n(&f->budget, budget - (intptr_t)n, __ATOMIC_RELAXED);
       __atomic_store_n(&b->allocs, b->allocs + 1u, __ATOMIC_RELAXED);
       ms__bins_leave(f);
@@ -544,7 +569,7 @@ static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t by
   return ms_allocate_slow(loader, space, bytes);
 }
 
-/* Premature deallocation, inline when it is a plain push: a block of up to 32 words that lies in
+/* Premature deallocation, inline when it is a plain push: a block of up to 128 words that lies in
  * the loader's current chunk or the retired chunk its last out-of-line free hit goes to the head
  * of its exact-size bin. Everything else (other chunks, class space, checked mode, shared loaders,
  * bad input) is the exported ms_deallocate. */
@@ -555,20 +580,22 @@ static inline ms_error_t ms__deallocate_inline(ms_loader_t* loader, void* p,
     struct ms__free_bins* f = head->bins;
     size_t n = (bytes + 7u) & ~(size_t)7u;
     uintptr_t a = (uintptr_t)p;
-    if (f != NULL && n - 1u < 256u && (a & 7u) == 0) {
+    if (f != NULL && n - 1u < 1024u && (a & 7u) == 0) {
       uintptr_t top = (uintptr_t)__atomic_load_n(&head->bump[MS_SPACE_NONCLASS].top,
                                                  __ATOMIC_RELAXED);
       /* Inside [lo, hi) with all n bytes: three compares, safe against wrap-around. */
       int owned = (a >= f->current_lo && a < top && n <= top - a) ||
                   (a >= f->retired_lo && a < f->retired_hi && n <= f->retired_hi - a);
       if (owned && ms__bins_enter(f)) {
+        uint64_t* mask;
+        uint64_t bit;
+        struct ms__free_bin* bin = ms__bin_of(f, n, &mask, &bit);
         intptr_t budget = __atomic_load_n(&f->budget, __ATOMIC_RELAXED);
-        if (budget >= (intptr_t)n) {
-          size_t i = n / 8u - 1u;
-          *(uintptr_t*)p = f->bin[i].first;
-          f->bin[i].first = a;
-          f->mask |= 1u << i;
-          __atomic_store_n(&f->bin[i].count, f->bin[i].count + 1u, __ATOMIC_RELAXED);
+        if (bin != NULL && budget >= (intptr_t)n) {
+          *(uintptr_t*)p = bin->first;
+          bin->first = a;
+          *mask |= bit;
+          __atomic_store_n(&bin->count, bin->count + 1u, __ATOMIC_RELAXED);
           __atomic_store_n(&f->budget, budget - (intptr_t)n, __ATOMIC_RELAXED);
           if (n > head->fit_max[MS_SPACE_NONCLASS]) {
             __atomic_store_n(&head->fit_max[MS_SPACE_NONCLASS], (uint32_t)n, __ATOMIC_RELAXED);

@@ -151,12 +151,11 @@ Arena::Contribution Arena::contribution() const {
   Contribution c;
   c.consumed = retired_consumed_ + (chunks_ != nullptr ? static_cast<size_t>(top() - chunks_->base) : 0);
   if (free_blocks_ != nullptr) {
+    FreeBlocks::Totals t = free_blocks_->totals();
     for (int w = 0; w < 2; w++) {
-      for (int o = 0; o < kBlockOrigins; o++) {
-        c.free_bytes[w][o] = free_blocks_->bytes_of(static_cast<BlockOrigin>(o), w == 1);
-      }
+      for (int o = 0; o < kBlockOrigins; o++) c.free_bytes[w][o] = t.bytes_by[o][w];
     }
-    c.free_count = free_blocks_->count();
+    c.free_count = t.count;
   }
   c.fence_bytes[1] = foreign_fence_count_ * Fence::kBytes;
   c.fence_bytes[0] = fences_.count * Fence::kBytes - c.fence_bytes[1];
@@ -426,13 +425,13 @@ ArenaStats Arena::stats_locked() const {
   s.fence_bytes = fences_.count * Fence::kBytes;
   s.foreign_fence_bytes = foreign_fence_count_ * Fence::kBytes;
   if (free_blocks_ != nullptr) {
-    s.free_blocks_bytes = free_blocks_->bytes();
-    s.free_blocks_count = free_blocks_->count();
-    s.foreign_free_bytes = free_blocks_->foreign_bytes();
+    FreeBlocks::Totals t = free_blocks_->totals();
+    s.free_blocks_bytes = t.bytes;
+    s.free_blocks_count = t.count;
     for (int w = 0; w < 2; w++) {
       for (int o = 0; o < kBlockOrigins; o++) {
-        s.free_bytes_by_where_origin[w][o] =
-            free_blocks_->bytes_of(static_cast<BlockOrigin>(o), w == 1);
+        s.free_bytes_by_where_origin[w][o] = t.bytes_by[o][w];
+        if (w == 1) s.foreign_free_bytes += t.bytes_by[o][w];
       }
     }
   }

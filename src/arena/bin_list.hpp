@@ -38,7 +38,7 @@ class BinList {
   // Owner only (the bitmap is the inline paths').
   bool empty() const { return bins_.mask == 0; }
   size_t largest_words() const {
-    return bins_.mask == 0 ? 0 : 32 - std::countl_zero(bins_.mask);
+    return bins_.mask == 0 ? 0 : static_cast<size_t>(64 - std::countl_zero(bins_.mask));
   }
   // Any thread.
   size_t count() const {
@@ -47,9 +47,17 @@ class BinList {
     return n;
   }
   size_t words() const {
-    size_t w = 0;
-    for (size_t i = 0; i < kBins; i++) w += count_of(i) * (i + 1);
+    size_t n = 0, w = 0;
+    sum(&n, &w);
     return w;
+  }
+  // Both in one pass (statistics fold them often).
+  void sum(size_t* blocks, size_t* words) const {
+    for (size_t i = 0; i < kBins; i++) {
+      size_t c = count_of(i);
+      *blocks += c;
+      *words += c * (i + 1);
+    }
   }
 
   // What the inline paths work on (the arena publishes it in the loader's head).
@@ -86,19 +94,19 @@ inline void BinList::add(void* p, size_t words, unsigned tag) {
   size_t i = words - 1;
   *static_cast<uintptr_t*>(p) = bins_.bin[i].first | tag;
   bins_.bin[i].first = reinterpret_cast<uintptr_t>(p);
-  bins_.mask |= uint32_t{1} << i;
+  bins_.mask |= uint64_t{1} << i;
   set_count(i, bins_.bin[i].count + 1);
 }
 
 inline void* BinList::take(size_t words, size_t* got_words, unsigned* tag) {
-  uint32_t candidates = bins_.mask & (~uint32_t{0} << (words - 1));
+  uint64_t candidates = bins_.mask & (~uint64_t{0} << (words - 1));
   if (candidates == 0) return nullptr;
   size_t i = static_cast<size_t>(std::countr_zero(candidates));
   uintptr_t b = bins_.bin[i].first;
   uintptr_t l = link(b);
   bins_.bin[i].first = l & ~uintptr_t{kMaxTag};
   if (tag != nullptr) *tag = static_cast<unsigned>(l & kMaxTag);
-  if (bins_.bin[i].first == 0) bins_.mask &= ~(uint32_t{1} << i);
+  if (bins_.bin[i].first == 0) bins_.mask &= ~(uint64_t{1} << i);
   set_count(i, bins_.bin[i].count - 1);
   *got_words = i + 1;
   return reinterpret_cast<void*>(b);

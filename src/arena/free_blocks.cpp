@@ -8,6 +8,7 @@ namespace metaspace {
 void FreeBlocks::attach_medium(MediumBins* medium) {
   MS_ASSERT(medium_ == nullptr && medium != nullptr && medium->empty(), "medium bins attached twice");
   medium_ = medium;
+  bins_.shared_state().medium = &medium->shared_state();  // the inline paths use it from now on
   for (;;) {
     size_t got = 0;
     unsigned tag = 0;

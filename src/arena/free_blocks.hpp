@@ -47,6 +47,30 @@ class FreeBlocks {
     return (bins_.words() + tree_.words() + (medium_ != nullptr ? medium_->words() : 0)) * 8;
   }
 
+  // Everything statistics need, summed in one pass over the bins' counters.
+  struct Totals {
+    size_t count = 0;
+    size_t bytes = 0;
+    size_t bytes_by[kBlockOrigins][2] = {};  // [origin][in foreign range]
+  };
+  Totals totals() const {
+    Totals t;
+    size_t words = 0;
+    bins_.sum(&t.count, &words);
+    if (medium_ != nullptr) medium_->sum(&t.count, &words);
+    t.count += tree_.count();
+    t.bytes = (words + tree_.words()) * 8;
+    size_t others = 0;
+    for (int o = 0; o < kBlockOrigins; o++) {
+      for (int f = 0; f < 2; f++) {
+        t.bytes_by[o][f] = bytes_by_[o][f];
+        others += bytes_by_[o][f];
+      }
+    }
+    t.bytes_by[0][0] = t.bytes - others;
+    return t;
+  }
+
   // The medium bins (medium_bins.hpp) are the owner's to make: true if a block of `bytes` would
   // go to them and they do not exist yet.
   bool wants_medium(size_t bytes) const {

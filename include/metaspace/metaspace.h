@@ -517,7 +517,7 @@ static inline struct ms__free_bin* ms__bin_of(struct ms__free_bins* f, size_t n,
 /* The part of ms_allocate behind the bump: a request that a freed block of exactly its size can
  * serve pops that block (an exact fit is a best fit); anything else is the library's. Kept out
  * of ms_allocate's body, so that the bump stays small enough to be inlined at every call site. */
-__attribute__((noinline)) static inline void* ms__allocate_reuse(
+__attribute__((noinline, unused)) static void* ms__allocate_reuse(
     struct ms__loader_head* head, ms_space_t space, size_t bytes, size_t n) MS__NOEXCEPT {
   struct ms__free_bins* f = head->bins;
   if (f != NULL && space == MS_SPACE_NONCLASS && n - 1u < 1024u &&

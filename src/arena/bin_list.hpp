@@ -24,6 +24,23 @@
 
 namespace metaspace {
 
+// What BinList and MediumBins (medium_bins.hpp) share: arrays of public ms__free_bin, whose
+// counts are read by statistics from other threads.
+namespace exact_bins {
+inline size_t count_of(const ms__free_bin& b) { return __atomic_load_n(&b.count, __ATOMIC_RELAXED); }
+inline void set_count(ms__free_bin& b, size_t n) { __atomic_store_n(&b.count, n, __ATOMIC_RELAXED); }
+inline uintptr_t link(uintptr_t block) { return *reinterpret_cast<const uintptr_t*>(block); }
+// Blocks and words of `n` bins whose first holds blocks of `first_words` words, in one pass.
+inline void sum(const ms__free_bin* bins, size_t n, size_t first_words, size_t* blocks,
+                size_t* words) {
+  for (size_t i = 0; i < n; i++) {
+    size_t c = count_of(bins[i]);
+    *blocks += c;
+    *words += c * (i + first_words);
+  }
+}
+}  // namespace exact_bins
+
 class BinList {
  public:
   static constexpr size_t kBins = 32;
@@ -42,8 +59,8 @@ class BinList {
   }
   // Any thread.
   size_t count() const {
-    size_t n = 0;
-    for (size_t i = 0; i < kBins; i++) n += count_of(i);
+    size_t n = 0, w = 0;
+    sum(&n, &w);
     return n;
   }
   size_t words() const {
@@ -53,11 +70,7 @@ class BinList {
   }
   // Both in one pass (statistics fold them often).
   void sum(size_t* blocks, size_t* words) const {
-    for (size_t i = 0; i < kBins; i++) {
-      size_t c = count_of(i);
-      *blocks += c;
-      *words += c * (i + 1);
-    }
+    exact_bins::sum(bins_.bin, kBins, 1, blocks, words);
   }
 
   // What the inline paths work on (the arena publishes it in the loader's head).
@@ -80,9 +93,9 @@ class BinList {
   }
 
  private:
-  static uintptr_t link(uintptr_t block) { return *reinterpret_cast<const uintptr_t*>(block); }
-  size_t count_of(size_t i) const { return __atomic_load_n(&bins_.bin[i].count, __ATOMIC_RELAXED); }
-  void set_count(size_t i, size_t n) { __atomic_store_n(&bins_.bin[i].count, n, __ATOMIC_RELAXED); }
+  static uintptr_t link(uintptr_t block) { return exact_bins::link(block); }
+  size_t count_of(size_t i) const { return exact_bins::count_of(bins_.bin[i]); }
+  void set_count(size_t i, size_t n) { exact_bins::set_count(bins_.bin[i], n); }
 
   ms__free_bins bins_ = {};
 };

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "arena/bin_list.hpp"
 #include "arena/block_bounds.hpp"
 #include "common/assert.hpp"
 
@@ -68,8 +69,8 @@ class MediumBins {
   }
   // Any thread.
   size_t count() const {
-    size_t n = 0;
-    for (size_t i = 0; i < kBins; i++) n += count_of(i);
+    size_t n = 0, w = 0;
+    sum(&n, &w);
     return n;
   }
   size_t words() const {
@@ -78,11 +79,7 @@ class MediumBins {
     return w;
   }
   void sum(size_t* blocks, size_t* words) const {
-    for (size_t i = 0; i < kBins; i++) {
-      size_t c = count_of(i);
-      *blocks += c;
-      *words += c * (i + kMinWords);
-    }
+    exact_bins::sum(bins_.bin, kBins, kMinWords, blocks, words);
   }
 
   ms__medium_bins& shared_state() { return bins_; }
@@ -100,9 +97,9 @@ class MediumBins {
   }
 
  private:
-  static uintptr_t link(uintptr_t b) { return *reinterpret_cast<const uintptr_t*>(b); }
-  size_t count_of(size_t i) const { return __atomic_load_n(&bins_.bin[i].count, __ATOMIC_RELAXED); }
-  void set_count(size_t i, size_t n) { __atomic_store_n(&bins_.bin[i].count, n, __ATOMIC_RELAXED); }
+  static uintptr_t link(uintptr_t b) { return exact_bins::link(b); }
+  size_t count_of(size_t i) const { return exact_bins::count_of(bins_.bin[i]); }
+  void set_count(size_t i, size_t n) { exact_bins::set_count(bins_.bin[i], n); }
 
   ms__medium_bins bins_ = {};
 };

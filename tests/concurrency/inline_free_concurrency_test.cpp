@@ -26,6 +26,16 @@ bool holds(const void* p, size_t n, unsigned char v) {
   return true;
 }
 
+// Verification passes and the accounting identity holds, per space.
+void expect_consistent(ms_metaspace_t* ms) {
+  ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  ms_stats_t st;
+  ASSERT_EQ(ms_get_stats(ms, &st), MS_OK);
+  for (const ms_space_stats_t& s : st.space) {
+    EXPECT_EQ(s.committed_bytes, metaspace::test::accounted_bytes(s));
+  }
+}
+
 TEST(InlineFreeConcurrency, OwnerFreesAndReusesWhileOtherThreadsVerifyAndReadStatistics) {
   ms_metaspace_t* ms = ms_create(nullptr);
   ASSERT_NE(ms, nullptr);
@@ -79,12 +89,7 @@ TEST(InlineFreeConcurrency, OwnerFreesAndReusesWhileOtherThreadsVerifyAndReadSta
   reader.join();
   EXPECT_TRUE(patterns_ok) << "two live blocks overlapped";
   EXPECT_EQ(verify_failures.load(), 0) << ms_last_error_text();
-  ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
-  ms_stats_t st;
-  ASSERT_EQ(ms_get_stats(ms, &st), MS_OK);
-  for (const ms_space_stats_t& s : st.space) {
-    EXPECT_EQ(s.committed_bytes, metaspace::test::accounted_bytes(s));
-  }
+  expect_consistent(ms);
   ASSERT_EQ(ms_loader_destroy(l), MS_OK);
   ms_destroy(ms);
 }
@@ -123,12 +128,7 @@ TEST(InlineFreeConcurrency, SharedLoaderFreesAndReusesFromTwoThreadsAtOnce) {
   a.join();
   b.join();
   EXPECT_EQ(failures.load(), 0);
-  ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
-  ms_stats_t st;
-  ASSERT_EQ(ms_get_stats(ms, &st), MS_OK);
-  for (const ms_space_stats_t& s : st.space) {
-    EXPECT_EQ(s.committed_bytes, metaspace::test::accounted_bytes(s));
-  }
+  expect_consistent(ms);
   ASSERT_EQ(ms_loader_destroy(shared), MS_OK);
   ms_destroy(ms);
 }

@@ -385,7 +385,7 @@ void Arena::zap() {
   }
 }
 
-bool Arena::owns(const void* p, size_t bytes) const {
+bool Arena::owns(const void* p, size_t bytes, bool note_hint) const {
   // O(1) whatever the chunk's age (a walk of the chunk list cost 6.5 µs at 4 006 chunks): the
   // chunk that holds p, which is ours only if it says so. Its fields are then ours to read.
   // The current chunk and the retired chunk of the last hit are checked first (frees cluster):
@@ -396,7 +396,9 @@ bool Arena::owns(const void* p, size_t bytes) const {
     if (c == nullptr || !c->contains(p)) {
       c = manager_.chunk_containing(p);
       if (c == nullptr || !c->owner_is(this)) return false;
-      if (free_blocks_ != nullptr) free_blocks_->set_chunk_hint(c, c->base, c->base + c->used_bytes);
+      if (note_hint && free_blocks_ != nullptr) {
+        free_blocks_->set_chunk_hint(c, c->base, c->base + c->used_bytes);
+      }
     }
   }
   const char* start = static_cast<const char*>(p);

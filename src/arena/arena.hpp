@@ -96,7 +96,10 @@ class Arena {
   size_t fit_max() const { return __atomic_load_n(fit_max_slot(), __ATOMIC_RELAXED); }
 
   // True if [p, p + bytes) lies within the part of one of this arena's chunks handed out so far.
-  bool owns(const void* p, size_t bytes) const;
+  // `note_hint`: remember a retired chunk found by lookup as the next hint (and as the range the
+  // inline ms_deallocate files in). Only the owner's free may: the inline path reads that range
+  // without any lock, so readers (verify) must not move it.
+  bool owns(const void* p, size_t bytes, bool note_hint = false) const;
   size_t alignment() const { return alignment_; }
   // The largest request an arena of a space with root chunks of `root_bytes` can serve: block
   // and (checked mode) fence share one chunk.

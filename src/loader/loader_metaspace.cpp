@@ -178,7 +178,7 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
       bool in_class_space = env_->class_space.contains(p);
       Arena& first = in_class_space ? klass : nonclass;
       Arena& second = in_class_space ? nonclass : klass;
-      if (first.owns(p, n) || second.owns(p, n)) {
+      if (first.owns(p, n, /*note_hint=*/true) || second.owns(p, n, /*note_hint=*/true)) {
         // A block in class space at class alignment can hold a class again; anything else (a
         // non-class block living in a class gap, say) is only good for non-class requests.
         bool class_block = in_class_space && is_aligned(p, klass.alignment());

@@ -86,7 +86,7 @@ class MediumBins {
 
   // As BinList::verify: bounded walks, cycles and smashed links are MS_ERR_CORRUPTED. The caller
   // excludes the inline paths.
-  bool verify(const BlockBounds& bounds) const;
+  bool verify(const BlockBounds& bounds = {}) const;
   template <typename F>
   void for_each(F f) const {
     for (size_t i = 0; i < kBins; i++) {

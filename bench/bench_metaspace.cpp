@@ -82,7 +82,7 @@ struct MetaspaceNoCount : Metaspace {
       char* end = __atomic_load_n(&b->end, __ATOMIC_RELAXED);
       size_t n = (r.bytes + 7u) & ~size_t{7};
       if (MS__LIKELY(n - 1u < static_cast<size_t>(end - top) &&
-                     n > __atomic_load_n(&b->fit_max, __ATOMIC_RELAXED))) {
+                     n > __atomic_load_n(&head->fit_max[r.space], __ATOMIC_RELAXED))) {
         __atomic_store_n(&b->top, top + n, __ATOMIC_RELAXED);
         return top;
       }
@@ -206,7 +206,7 @@ void bm_slow_path_share(benchmark::State& state) {
         parked[r.space]++;
       } else if (bytes > static_cast<size_t>(b.end - b.top)) {
         no_room[r.space]++;
-      } else if (bytes <= b.fit_max) {
+      } else if (bytes <= reinterpret_cast<ms__loader_head*>(l)->fit_max[r.space]) {
         fits_free[r.space]++;
       }
       bench::touch(Metaspace::alloc(l, r), i);

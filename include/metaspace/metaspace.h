@@ -428,7 +428,36 @@ struct ms__bump {
   char* top;         /* next free byte of the current chunk */
   char* end;         /* end of its committed part; top == end == NULL while the fast path is off */
   uint64_t allocs;   /* blocks handed out */
-  size_t fit_max;    /* largest block awaiting reuse: requests up to it go where best fit is */
+};
+
+/* A non-class arena's exact-size bins of freed blocks, made when the loader first frees
+ * something, published (ms__loader_head.bins) only for loaders the inline paths may serve: not
+ * shared, not checked. Small bins hold 1..32 words; the medium bins (33..128 words) come with the
+ * first free of such a size. A free block's first word links to the next block of its bin; the
+ * link's low 3 bits are a tag, 0 for a block the runtime freed that lies in the loader's own
+ * non-class chunks: the only blocks the inline paths file and take. Everything else (other tags,
+ * the size tree above 128 words, the counters by origin) is the library's, out of line. */
+struct ms__free_bin {
+  uintptr_t first;   /* first block, or 0 */
+  size_t count;      /* blocks in the bin (read by statistics from other threads: atomic) */
+};
+
+struct ms__medium_bins {
+  uint64_t mask[2];               /* bit i: bin of 33 + i words is not empty */
+  struct ms__free_bin bin[96];    /* 33..128 words */
+};
+
+struct ms__free_bins {
+  uint64_t mask;       /* bit i: bin of i + 1 words is not empty */
+  uint32_t busy;       /* 1 while the owner is inside an inline free or reuse */
+  uint32_t excluded;   /* non-zero while ms_verify walks the lists: the inline paths step aside */
+  intptr_t budget;     /* bytes inline frees and reuses may still move before the space counters
+                          must be brought up to date (out of line) */
+  uintptr_t current_lo;  /* start of the current chunk: [current_lo, bump.top) is handed out */
+  uintptr_t retired_lo;  /* a retired chunk's handed-out part [retired_lo, retired_hi): the */
+  uintptr_t retired_hi;  /* last one an out-of-line free found a block in (frees cluster) */
+  struct ms__medium_bins* medium;  /* NULL until the first free of 33..128 words */
+  struct ms__free_bin bin[32];     /* 1..32 words */
 };
 
 struct ms__loader_head {
@@ -440,6 +469,10 @@ struct ms__loader_head {
    * time. */
   uintptr_t cookie;
   struct ms__bump bump[2];  /* indexed by ms_space_t */
+  /* Largest block awaiting reuse, by space: requests up to it go where best fit is. At least the
+   * largest free block's size (an inline reuse may leave it higher until the next slow path). */
+  uint32_t fit_max[2];
+  struct ms__free_bins* bins; /* the non-class bins the inline paths may use, or NULL */
 };
 
 /* Chosen at random when the first metaspace is created, never changed after (loaders exist only
@@ -449,8 +482,72 @@ extern uintptr_t ms__handle_secret;
 #if defined(__GNUC__) && !defined(MS_NO_INLINE_FAST_PATH)
 #define MS__LIKELY(x) __builtin_expect(!!(x), 1)
 
+/* The owner's side of the exclusion from ms_verify (docs/threads.md): a plain store and a load,
+ * ordered against ms_verify's store and load by the membarrier() that ms_verify issues. 0: a
+ * reader is walking the lists, take the out-of-line path (it waits on the loader's lock). */
+static inline int ms__bins_enter(struct ms__free_bins* f) MS__NOEXCEPT {
+  __atomic_store_n(&f->busy, 1u, __ATOMIC_RELAXED);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&f->excluded, __ATOMIC_ACQUIRE) == 0) return 1;
+  __atomic_store_n(&f->busy, 0u, __ATOMIC_RELEASE);
+  return 0;
+}
+
+static inline void ms__bins_leave(struct ms__free_bins* f) MS__NOEXCEPT {
+  __atomic_store_n(&f->busy, 0u, __ATOMIC_RELEASE);
+}
+
+/* The bin of n bytes (8..1024, a multiple of 8) with its bit in *mask, or NULL (no medium bins
+ * yet). */
+static inline struct ms__free_bin* ms__bin_of(struct ms__free_bins* f, size_t n, uint64_t** mask,
+                                              uint64_t* bit) MS__NOEXCEPT {
+  size_t w = n / 8u;
+  if (w <= 32u) {
+    *mask = &f->mask;
+    *bit = (uint64_t)1 << (w - 1u);
+    return &f->bin[w - 1u];
+  }
+  struct ms__medium_bins* m = f->medium;
+  if (m == NULL) return NULL;
+  *mask = &m->mask[(w - 33u) / 64u];
+  *bit = (uint64_t)1 << ((w - 33u) % 64u);
+  return &m->bin[w - 33u];
+}
+
+/* The part of ms_allocate behind the bump: a request that a freed block of exactly its size can
+ * serve pops that block (an exact fit is a best fit); anything else is the library's. Kept out
+ * of ms_allocate's body, so that the bump stays small enough to be inlined at every call site. */
+__attribute__((noinline, unused)) static void* ms__allocate_reuse(
+    struct ms__loader_head* head, ms_space_t space, size_t bytes, size_t n) MS__NOEXCEPT {
+  struct ms__free_bins* f = head->bins;
+  if (f != NULL && space == MS_SPACE_NONCLASS && n - 1u < 1024u &&
+      n <= __atomic_load_n(&head->fit_max[MS_SPACE_NONCLASS], __ATOMIC_RELAXED) &&
+      ms__bins_enter(f)) {
+    uint64_t* mask;
+    uint64_t bit;
+    struct ms__free_bin* bin = ms__bin_of(f, n, &mask, &bit);
+    uintptr_t block = bin != NULL ? bin->first : 0;
+    intptr_t budget = __atomic_load_n(&f->budget, __ATOMIC_RELAXED);
+    /* The block's own link carries its tag: only tag 0 (freed here, own space) is taken. */
+    uintptr_t next = block != 0 ? *(uintptr_t*)block : 7u;
+    if ((next & 7u) == 0 && budget >= (intptr_t)n) {
+      struct ms__bump* b = &head->bump[MS_SPACE_NONCLASS];
+      bin->first = next;
+      if (next == 0) *mask &= ~bit;
+      __atomic_store_n(&bin->count, bin->count - 1u, __ATOMIC_RELAXED);
+      __atomic_store_n(&f->budget, budget - (intptr_t)n, __ATOMIC_RELAXED);
+      __atomic_store_n(&b->allocs, b->allocs + 1u, __ATOMIC_RELAXED);
+      ms__bins_leave(f);
+      return (void*)block;
+    }
+    ms__bins_leave(f);
+  }
+  return ms_allocate_slow((ms_loader_t*)head, space, bytes);
+}
+
 /* Allocates bytes (rounded up to 8, or to the class alignment in class space) from the loader.
- * NULL on failure with the reason in ms_last_error(). The fast path is a pointer bump. */
+ * NULL on failure with the reason in ms_last_error(). The fast path is a pointer bump; then the
+ * exact-size reuse above; then the library. */
 static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t bytes) MS__NOEXCEPT {
   struct ms__loader_head* head = (struct ms__loader_head*)loader;
   if (MS__LIKELY(loader != NULL && (unsigned)space <= 1u &&
@@ -460,18 +557,61 @@ static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t by
     char* end = __atomic_load_n(&b->end, __ATOMIC_RELAXED);
     size_t n = (bytes + 7u) & ~(size_t)7u;
     /* n - 1 wraps for n == 0 (also for sizes that overflowed while rounding), so they fall through.
-     * A request that some free block could hold goes to the slow path, which reuses it. */
+     * A request that some free block could hold goes to the reuse or the slow path. */
     if (MS__LIKELY(n - 1u < (size_t)(end - top) &&
-                   n > __atomic_load_n(&b->fit_max, __ATOMIC_RELAXED))) {
+                   n > __atomic_load_n(&head->fit_max[space], __ATOMIC_RELAXED))) {
       __atomic_store_n(&b->top, top + n, __ATOMIC_RELAXED);
       __atomic_store_n(&b->allocs, b->allocs + 1u, __ATOMIC_RELAXED);
       return top;
     }
+    return ms__allocate_reuse(head, space, bytes, n);
   }
   return ms_allocate_slow(loader, space, bytes);
 }
+
+/* Premature deallocation, inline when it is a plain push: a block of up to 128 words that lies in
+ * the loader's current chunk or the retired chunk its last out-of-line free hit goes to the head
+ * of its exact-size bin. Everything else (other chunks, class space, checked mode, shared loaders,
+ * bad input) is the exported ms_deallocate. */
+static inline ms_error_t ms__deallocate_inline(ms_loader_t* loader, void* p,
+                                               size_t bytes) MS__NOEXCEPT {
+  struct ms__loader_head* head = (struct ms__loader_head*)loader;
+  if (MS__LIKELY(loader != NULL && head->cookie == ((uintptr_t)loader ^ ms__handle_secret))) {
+    struct ms__free_bins* f = head->bins;
+    size_t n = (bytes + 7u) & ~(size_t)7u;
+    uintptr_t a = (uintptr_t)p;
+    if (f != NULL && n - 1u < 1024u && (a & 7u) == 0) {
+      uintptr_t top = (uintptr_t)__atomic_load_n(&head->bump[MS_SPACE_NONCLASS].top,
+                                                 __ATOMIC_RELAXED);
+      /* Inside [lo, hi) with all n bytes: three compares, safe against wrap-around. */
+      int owned = (a >= f->current_lo && a < top && n <= top - a) ||
+                  (a >= f->retired_lo && a < f->retired_hi && n <= f->retired_hi - a);
+      if (owned && ms__bins_enter(f)) {
+        uint64_t* mask;
+        uint64_t bit;
+        struct ms__free_bin* bin = ms__bin_of(f, n, &mask, &bit);
+        intptr_t budget = __atomic_load_n(&f->budget, __ATOMIC_RELAXED);
+        if (bin != NULL && budget >= (intptr_t)n) {
+          *(uintptr_t*)p = bin->first;
+          bin->first = a;
+          *mask |= bit;
+          __atomic_store_n(&bin->count, bin->count + 1u, __ATOMIC_RELAXED);
+          __atomic_store_n(&f->budget, budget - (intptr_t)n, __ATOMIC_RELAXED);
+          if (n > head->fit_max[MS_SPACE_NONCLASS]) {
+            __atomic_store_n(&head->fit_max[MS_SPACE_NONCLASS], (uint32_t)n, __ATOMIC_RELAXED);
+          }
+          ms__bins_leave(f);
+          return MS_OK;
+        }
+        ms__bins_leave(f);
+      }
+    }
+  }
+  return (ms_deallocate)(loader, p, bytes);
+}
+#define ms_deallocate(loader, p, bytes) ms__deallocate_inline((loader), (p), (bytes))
 #else
-/* Without GNU atomics builtins (or with MS_NO_INLINE_FAST_PATH): the exported call. */
+/* Without GNU atomics builtins (or with MS_NO_INLINE_FAST_PATH): the exported calls. */
 static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t bytes) MS__NOEXCEPT {
   return ms_alloc(loader, space, bytes);
 }

@@ -141,7 +141,9 @@ void* ms_alloc(ms_loader_t* loader, ms_space_t space, size_t bytes) noexcept {
   return ms_allocate(loader, space, bytes);
 }
 
-ms_error_t ms_deallocate(ms_loader_t* loader, void* p, size_t bytes) noexcept {
+// The exported function (FFI callers, and the inline ms_deallocate when it cannot push the block
+// itself); the parentheses keep the header's macro of the same name out.
+ms_error_t (ms_deallocate)(ms_loader_t* loader, void* p, size_t bytes) noexcept {
   return barrier_error("ms_deallocate", [&] {
     LoaderMetaspace* l = loader_of(loader);
     if (l == nullptr) return ms_last_error();

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
+#include "arena/owner_exclusion.hpp"
 #include "common/assert.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
@@ -17,17 +19,19 @@ Arena::Arena(ChunkManager& manager, GrowthPolicy policy, const ArenaOptions& opt
     : manager_(manager),
       policy_(std::move(policy)),
       alignment_(options.alignment),
-      window_(options.window),
+      head_(options.head),
+      space_(static_cast<uint8_t>(options.space)),
       fast_path_(options.fast_path && !options.checked && options.alignment <= kWordBytes),
+      inline_free_(options.inline_free && fast_path_),
       wastage_(options.wastage),
       checked_(options.checked) {
-  MS_ASSERT(window_ != nullptr, "an arena needs a bump window");
+  MS_ASSERT(head_ != nullptr, "an arena needs a loader head");
   if (wastage_ != nullptr) {
     wastage_->donor_ = this;
     wastage_->donor_usage_ = &manager_.usage();
   }
-  __atomic_store_n(&window_->top, nullptr, __ATOMIC_RELAXED);
-  __atomic_store_n(&window_->end, nullptr, __ATOMIC_RELAXED);
+  __atomic_store_n(&window()->top, nullptr, __ATOMIC_RELAXED);
+  __atomic_store_n(&window()->end, nullptr, __ATOMIC_RELAXED);
 }
 
 Arena::~Arena() {
@@ -41,6 +45,10 @@ Arena::~Arena() {
   // The arena's chunks are in use by construction; a refusal would mean corrupted lists, which
   // return_chunks leaves untouched and verify() reports. A destructor has no caller to tell.
   (void)manager_.return_chunks(chunks_);
+  if (free_blocks_ != nullptr && free_blocks_->published()) {
+    __atomic_store_n(&head_->bins, nullptr, __ATOMIC_RELAXED);
+  }
+  if (free_blocks_ != nullptr) manager_.bookkeeping().destroy(free_blocks_->medium());
   manager_.bookkeeping().destroy(free_blocks_);
 }
 
@@ -49,40 +57,47 @@ bool Arena::ensure_free_blocks() {
   free_blocks_ = manager_.bookkeeping().create<FreeBlocks>();
   if (free_blocks_ == nullptr) return false;
   free_blocks_->set_foreign_range(foreign_lo_, foreign_hi_);
+  free_blocks_->set_current_chunk(chunks_ != nullptr ? chunks_->base : nullptr);
+  // From now on the owner's inline ms_deallocate and reuse work on the bins (metaspace.h).
+  if (inline_free_ && OwnerExclusion::available()) {
+    __atomic_store_n(&head_->bins, &free_blocks_->publish(), __ATOMIC_RELAXED);
+  }
   return true;
 }
 
 char* Arena::top() const {
-  return parked_ ? top_ : __atomic_load_n(&window_->top, __ATOMIC_RELAXED);
+  return parked_ ? top_ : __atomic_load_n(&window()->top, __ATOMIC_RELAXED);
 }
 
 void Arena::park() {
   if (parked_) return;
-  top_ = window_->top;
-  end_ = window_->end;
-  __atomic_store_n(&window_->top, nullptr, __ATOMIC_RELAXED);
-  __atomic_store_n(&window_->end, nullptr, __ATOMIC_RELAXED);
+  top_ = window()->top;
+  end_ = window()->end;
+  __atomic_store_n(&window()->top, nullptr, __ATOMIC_RELAXED);
+  __atomic_store_n(&window()->end, nullptr, __ATOMIC_RELAXED);
   parked_ = true;
 }
 
 void Arena::publish() {
   // fit_max also when the window stays closed: a shared loader's thread windows read it.
-  __atomic_store_n(&window_->fit_max, largest_free_block(), __ATOMIC_RELAXED);
+  refresh_fit_max();
   if (!fast_path_ || chunks_ == nullptr) return;
-  __atomic_store_n(&window_->top, top_, __ATOMIC_RELAXED);
-  __atomic_store_n(&window_->end, end_, __ATOMIC_RELAXED);
+  if (free_blocks_ != nullptr) free_blocks_->set_current_chunk(chunks_->base);
+  __atomic_store_n(&window()->top, top_, __ATOMIC_RELAXED);
+  __atomic_store_n(&window()->end, end_, __ATOMIC_RELAXED);
   parked_ = false;
 }
 
 void Arena::count_allocation() {
   // Only the owner writes it (the inline path for loaders that are not shared, this slow path
   // under the loader's exclusion otherwise); readers load it. A locked add cost ~5 ns a call.
-  __atomic_store_n(&window_->allocs, __atomic_load_n(&window_->allocs, __ATOMIC_RELAXED) + 1,
+  __atomic_store_n(&window()->allocs, __atomic_load_n(&window()->allocs, __ATOMIC_RELAXED) + 1,
                    __ATOMIC_RELAXED);
 }
 
 void Arena::refresh_fit_max() {
-  __atomic_store_n(&window_->fit_max, largest_free_block(), __ATOMIC_RELAXED);
+  // A free block is at most a root chunk (64 MiB at most): it fits the header's 32 bits.
+  __atomic_store_n(fit_max_slot(), static_cast<uint32_t>(largest_free_block()), __ATOMIC_RELAXED);
 }
 
 ms_error_t Arena::file_salvaged(char* p, size_t bytes) {
@@ -136,12 +151,11 @@ Arena::Contribution Arena::contribution() const {
   Contribution c;
   c.consumed = retired_consumed_ + (chunks_ != nullptr ? static_cast<size_t>(top() - chunks_->base) : 0);
   if (free_blocks_ != nullptr) {
+    FreeBlocks::Totals t = free_blocks_->totals();
     for (int w = 0; w < 2; w++) {
-      for (int o = 0; o < kBlockOrigins; o++) {
-        c.free_bytes[w][o] = free_blocks_->bytes_of(static_cast<BlockOrigin>(o), w == 1);
-      }
+      for (int o = 0; o < kBlockOrigins; o++) c.free_bytes[w][o] = t.bytes_by[o][w];
     }
-    c.free_count = free_blocks_->count();
+    c.free_count = t.count;
   }
   c.fence_bytes[1] = foreign_fence_count_ * Fence::kBytes;
   c.fence_bytes[0] = fences_.count * Fence::kBytes - c.fence_bytes[1];
@@ -327,7 +341,13 @@ ms_error_t Arena::deallocate(void* p, size_t bytes) {
   if (!checked_) {
     // A free touches neither top nor end: the window stays open and only fit_max may grow.
     if (!ensure_free_blocks()) return MS_ERR_OUT_OF_MEMORY;
-    free_blocks_->add(p, align_up(bytes, kWordBytes));
+    size_t n = align_up(bytes, kWordBytes);
+    // The medium bins come with the first premature free of their sizes (salvaged tails alone
+    // stay in the tree: most loaders never free). Without them the tree serves all the same.
+    if (free_blocks_->wants_medium(n)) {
+      if (MediumBins* m = manager_.bookkeeping().create<MediumBins>()) free_blocks_->attach_medium(m);
+    }
+    free_blocks_->add(p, n);
     refresh_fit_max();
     fold_if_due();
     return MS_OK;
@@ -365,7 +385,7 @@ void Arena::zap() {
   }
 }
 
-bool Arena::owns(const void* p, size_t bytes) const {
+bool Arena::owns(const void* p, size_t bytes, bool note_hint) const {
   // O(1) whatever the chunk's age (a walk of the chunk list cost 6.5 µs at 4 006 chunks): the
   // chunk that holds p, which is ours only if it says so. Its fields are then ours to read.
   // The current chunk and the retired chunk of the last hit are checked first (frees cluster):
@@ -376,7 +396,9 @@ bool Arena::owns(const void* p, size_t bytes) const {
     if (c == nullptr || !c->contains(p)) {
       c = manager_.chunk_containing(p);
       if (c == nullptr || !c->owner_is(this)) return false;
-      if (free_blocks_ != nullptr) free_blocks_->set_chunk_hint(c);
+      if (note_hint && free_blocks_ != nullptr) {
+        free_blocks_->set_chunk_hint(c, c->base, c->base + c->used_bytes);
+      }
     }
   }
   const char* start = static_cast<const char*>(p);
@@ -405,13 +427,13 @@ ArenaStats Arena::stats_locked() const {
   s.fence_bytes = fences_.count * Fence::kBytes;
   s.foreign_fence_bytes = foreign_fence_count_ * Fence::kBytes;
   if (free_blocks_ != nullptr) {
-    s.free_blocks_bytes = free_blocks_->bytes();
-    s.free_blocks_count = free_blocks_->count();
-    s.foreign_free_bytes = free_blocks_->foreign_bytes();
+    FreeBlocks::Totals t = free_blocks_->totals();
+    s.free_blocks_bytes = t.bytes;
+    s.free_blocks_count = t.count;
     for (int w = 0; w < 2; w++) {
       for (int o = 0; o < kBlockOrigins; o++) {
-        s.free_bytes_by_where_origin[w][o] =
-            free_blocks_->bytes_of(static_cast<BlockOrigin>(o), w == 1);
+        s.free_bytes_by_where_origin[w][o] = t.bytes_by[o][w];
+        if (w == 1) s.foreign_free_bytes += t.bytes_by[o][w];
       }
     }
   }
@@ -432,6 +454,11 @@ bool Arena::verify() const {
                        return static_cast<const Arena*>(arena)->handed_out(p, bytes);
                      },
                      this, handed_out_bytes() / kWordBytes + 1};
+  // The owner's inline paths stay out of the bins while they are read (owner_exclusion.hpp).
+  std::optional<OwnerExclusion> exclusion;
+  if (free_blocks_ != nullptr && free_blocks_->published()) {
+    exclusion.emplace(free_blocks_->shared_bins());
+  }
   if (free_blocks_ != nullptr && !free_blocks_->verify(bounds)) {
     if (checked_) {
       std::string why = ms_last_error_text();
@@ -459,13 +486,14 @@ bool Arena::verify() const {
   }
   const Chunk* c = chunks_;
   char* t = top();
-  char* e = parked_ ? end_ : __atomic_load_n(&window_->end, __ATOMIC_RELAXED);
+  char* e = parked_ ? end_ : __atomic_load_n(&window()->end, __ATOMIC_RELAXED);
   MS_VERIFY(t >= c->base && t <= e && e <= c->base + c->committed_bytes,
             "arena bump state [%p, %p) outside the committed part of chunk %p", (void*)t,
             (void*)e, (void*)c->base);
   MS_VERIFY(is_aligned(t, alignment_), "arena top %p not aligned to %zu", (void*)t, alignment_);
-  MS_VERIFY(parked_ || __atomic_load_n(&window_->fit_max, __ATOMIC_RELAXED) ==
-                           largest_free_block(),
+  // An inline reuse may leave fit_max above the largest block (it never lowers it): that only
+  // sends requests to the slow path, which brings it down again.
+  MS_VERIFY(parked_ || fit_max() >= largest_free_block(),
             "fast path would bypass a free block that fits");
   return true;
 }

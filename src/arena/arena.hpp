@@ -51,22 +51,26 @@ struct ArenaStats {
 };
 
 // What an arena is made with. `alignment`: block alignment, a power of 2 from 8 to 1 KiB.
-// `window`: the fast-path state (the loader's public bump window). `fast_path`: the window may be
-// opened (also needs alignment 8 and no checking). `wastage`: where alignment gaps and salvaged
+// `head`, `space`: the fast-path state is head->bump[space] and head->fit_max[space] (the
+// loader's public head). `fast_path`: the window may be opened (also needs alignment 8 and no
+// checking). `inline_free`: with the fast path, the exact-size bins are published in head->bins
+// for the inline ms_deallocate and reuse (one arena per head: the non-class one). `wastage`: where alignment gaps and salvaged
 // tails go that this arena cannot use itself (class arenas hand them to their loader's non-class
 // arena); null keeps them here. `checked`: fences, zapping and double-free detection (see
 // fence.hpp); no fast path.
 struct ArenaOptions {
   size_t alignment = kWordBytes;
-  ms__bump* window = nullptr;
+  ms__loader_head* head = nullptr;
+  ms_space_t space = MS_SPACE_NONCLASS;
   bool fast_path = false;
+  bool inline_free = false;
   class Arena* wastage = nullptr;
   bool checked = false;
 };
 
 class Arena {
  public:
-  // `options.window` must be set.
+  // `options.head` must be set.
   Arena(ChunkManager& manager, GrowthPolicy policy, const ArenaOptions& options);
   // Returns every chunk to the chunk manager at once.
   ~Arena();
@@ -89,10 +93,13 @@ class Arena {
   ms_error_t file_salvaged(char* p, size_t bytes);
   // The largest free block's size as last published: requests up to it go where best fit is.
   // Readable from any thread.
-  size_t fit_max() const { return __atomic_load_n(&window_->fit_max, __ATOMIC_RELAXED); }
+  size_t fit_max() const { return __atomic_load_n(fit_max_slot(), __ATOMIC_RELAXED); }
 
   // True if [p, p + bytes) lies within the part of one of this arena's chunks handed out so far.
-  bool owns(const void* p, size_t bytes) const;
+  // `note_hint`: remember a retired chunk found by lookup as the next hint (and as the range the
+  // inline ms_deallocate files in). Only the owner's free may: the inline path reads that range
+  // without any lock, so readers (verify) must not move it.
+  bool owns(const void* p, size_t bytes, bool note_hint = false) const;
   size_t alignment() const { return alignment_; }
   // The largest request an arena of a space with root chunks of `root_bytes` can serve: block
   // and (checked mode) fence share one chunk.
@@ -161,8 +168,14 @@ class Arena {
   ChunkManager& manager_;  // of this arena's space; `chunks_` are the chunks it holds
   const GrowthPolicy policy_;
   const size_t alignment_;
-  ms__bump* const window_;
+  // The loader's public head: the window is head_->bump[space_], fit_max head_->fit_max[space_]
+  // (computed, not stored: a loader object is made of two arenas, and there may be many).
+  ms__loader_head* const head_;
+  ms__bump* window() const { return &head_->bump[space_]; }
+  uint32_t* fit_max_slot() const { return &head_->fit_max[space_]; }
+  const uint8_t space_;
   const bool fast_path_;
+  const bool inline_free_;
   Arena* const wastage_;
   const bool checked_;
 

@@ -2,7 +2,18 @@
 // of non-empty bins: insert and "smallest non-empty bin ≥ n" are O(1). A block stores only the
 // link to the next one, so even a one-word block can be kept; the link's low bits (blocks are
 // 8-byte aligned) carry a small tag the owner gives each block (FreeBlocks: where it came from).
+//
+// The heads, counts and bitmap are the public struct ms__free_bins (metaspace.h): for a loader
+// that is not shared the inline ms_deallocate and ms_allocate push and pop blocks of tag 0
+// themselves, without a call or a lock. So
+//   - the per-bin counts are the only size figures (total blocks and words are summed from them),
+//     written with atomic stores and read with atomic loads: statistics read them from other
+//     threads while the owner works;
+//   - the lists themselves (heads, links, bitmap) are read from another thread only by verify(),
+//     which first excludes the owner's inline paths (owner_exclusion.hpp).
 #pragma once
+
+#include <metaspace/metaspace.h>
 
 #include <bit>
 #include <cstddef>
@@ -12,6 +23,23 @@
 #include "common/assert.hpp"
 
 namespace metaspace {
+
+// What BinList and MediumBins (medium_bins.hpp) share: arrays of public ms__free_bin, whose
+// counts are read by statistics from other threads.
+namespace exact_bins {
+inline size_t count_of(const ms__free_bin& b) { return __atomic_load_n(&b.count, __ATOMIC_RELAXED); }
+inline void set_count(ms__free_bin& b, size_t n) { __atomic_store_n(&b.count, n, __ATOMIC_RELAXED); }
+inline uintptr_t link(uintptr_t block) { return *reinterpret_cast<const uintptr_t*>(block); }
+// Blocks and words of `n` bins whose first holds blocks of `first_words` words, in one pass.
+inline void sum(const ms__free_bin* bins, size_t n, size_t first_words, size_t* blocks,
+                size_t* words) {
+  for (size_t i = 0; i < n; i++) {
+    size_t c = count_of(bins[i]);
+    *blocks += c;
+    *words += c * (i + first_words);
+  }
+}
+}  // namespace exact_bins
 
 class BinList {
  public:
@@ -24,35 +52,52 @@ class BinList {
   // The smallest block of at least `words` words, or null; its size goes to *got_words.
   void* take(size_t words, size_t* got_words, unsigned* tag = nullptr);
 
-  bool empty() const { return mask_ == 0; }
-  size_t count() const { return count_; }
-  size_t words() const { return words_; }
-  size_t largest_words() const { return mask_ == 0 ? 0 : 32 - std::countl_zero(mask_); }
+  // Owner only (the bitmap is the inline paths').
+  bool empty() const { return bins_.mask == 0; }
+  size_t largest_words() const {
+    return bins_.mask == 0 ? 0 : static_cast<size_t>(64 - std::countl_zero(bins_.mask));
+  }
+  // Any thread.
+  size_t count() const {
+    size_t n = 0, w = 0;
+    sum(&n, &w);
+    return n;
+  }
+  size_t words() const {
+    size_t n = 0, w = 0;
+    sum(&n, &w);
+    return w;
+  }
+  // Both in one pass (statistics fold them often).
+  void sum(size_t* blocks, size_t* words) const {
+    exact_bins::sum(bins_.bin, kBins, 1, blocks, words);
+  }
+
+  // What the inline paths work on (the arena publishes it in the loader's head).
+  ms__free_bins& shared_state() { return bins_; }
+  const ms__free_bins& shared_state() const { return bins_; }
 
   // Walks every bin, reading a block only if `bounds` accepts it and at most count() blocks in
-  // all: a smashed link or a cycle (double free) is reported as MS_ERR_CORRUPTED.
+  // all: a smashed link or a cycle (double free) is reported as MS_ERR_CORRUPTED. The caller
+  // excludes the inline paths.
   bool verify(const BlockBounds& bounds = {}) const;
   // Visits every block (for statistics that classify blocks by address). Only on lists that
   // verify() accepted: it trusts the links.
   template <typename F>
   void for_each(F f) const {
     for (size_t i = 0; i < kBins; i++) {
-      for (Block* b = bins_[i]; b != nullptr; b = b->next()) {
-        f(static_cast<void*>(b), i + 1, b->tag());
+      for (uintptr_t b = bins_.bin[i].first; b != 0; b = link(b) & ~uintptr_t{kMaxTag}) {
+        f(reinterpret_cast<void*>(b), i + 1, static_cast<unsigned>(link(b) & kMaxTag));
       }
     }
   }
 
  private:
-  struct Block {
-    uintptr_t link;  // next block | tag
-    Block* next() const { return reinterpret_cast<Block*>(link & ~uintptr_t{kMaxTag}); }
-    unsigned tag() const { return static_cast<unsigned>(link & kMaxTag); }
-  };
-  Block* bins_[kBins] = {};
-  uint32_t mask_ = 0;  // bit i: bin of size i + 1 words is non-empty
-  size_t count_ = 0;
-  size_t words_ = 0;
+  static uintptr_t link(uintptr_t block) { return exact_bins::link(block); }
+  size_t count_of(size_t i) const { return exact_bins::count_of(bins_.bin[i]); }
+  void set_count(size_t i, size_t n) { exact_bins::set_count(bins_.bin[i], n); }
+
+  ms__free_bins bins_ = {};
 };
 
 // Inline: a free and a reuse are each one of these plus a few loads (the call cost ~1 ns).
@@ -60,26 +105,24 @@ inline void BinList::add(void* p, size_t words, unsigned tag) {
   MS_ASSERT(words >= 1 && words <= kMaxWords, "block %p of %zu words does not fit a bin", p, words);
   MS_ASSERT(tag <= kMaxTag, "tag %u", tag);
   size_t i = words - 1;
-  Block* b = static_cast<Block*>(p);
-  b->link = reinterpret_cast<uintptr_t>(bins_[i]) | tag;
-  bins_[i] = b;
-  mask_ |= uint32_t{1} << i;
-  count_++;
-  words_ += words;
+  *static_cast<uintptr_t*>(p) = bins_.bin[i].first | tag;
+  bins_.bin[i].first = reinterpret_cast<uintptr_t>(p);
+  bins_.mask |= uint64_t{1} << i;
+  set_count(i, bins_.bin[i].count + 1);
 }
 
 inline void* BinList::take(size_t words, size_t* got_words, unsigned* tag) {
-  uint32_t candidates = mask_ & (~uint32_t{0} << (words - 1));
+  uint64_t candidates = bins_.mask & (~uint64_t{0} << (words - 1));
   if (candidates == 0) return nullptr;
   size_t i = static_cast<size_t>(std::countr_zero(candidates));
-  Block* b = bins_[i];
-  bins_[i] = b->next();
-  if (tag != nullptr) *tag = b->tag();
-  if (bins_[i] == nullptr) mask_ &= ~(uint32_t{1} << i);
-  count_--;
-  words_ -= i + 1;
+  uintptr_t b = bins_.bin[i].first;
+  uintptr_t l = link(b);
+  bins_.bin[i].first = l & ~uintptr_t{kMaxTag};
+  if (tag != nullptr) *tag = static_cast<unsigned>(l & kMaxTag);
+  if (bins_.bin[i].first == 0) bins_.mask &= ~(uint64_t{1} << i);
+  set_count(i, bins_.bin[i].count - 1);
   *got_words = i + 1;
-  return b;
+  return reinterpret_cast<void*>(b);
 }
 
 }  // namespace metaspace

@@ -3,12 +3,18 @@
 // request is served best fit over *all* sizes: the smallest block that holds it, wherever it is.
 // (HotSpot lets small requests look only in the bins, so the 33–127-word gaps of 1 KiB class
 // alignment are almost never reused.)
+//
+// A block's tag is its origin, plus kForeignTag when it lies in the foreign range. Tag 0 — freed
+// by the runtime, in the arena's own space — is what a loader's inline paths file and take in the
+// bins (bin_list.hpp), so the bytes of that one kind are not counted apart: they are what is left
+// of the total after the other kinds, which change only out of line.
 #pragma once
 
 #include <cstddef>
 
 #include "arena/bin_list.hpp"
 #include "arena/block_tree.hpp"
+#include "arena/medium_bins.hpp"
 #include "common/assert.hpp"
 
 namespace metaspace {
@@ -20,6 +26,7 @@ constexpr int kBlockOrigins = 3;
 
 class FreeBlocks {
  public:
+  FreeBlocks() { reset_moved_bytes(); }
   // Blocks inside [foreign_lo, foreign_hi) are counted apart: a non-class arena receives class
   // space gaps, and the statistics must charge those bytes to the class space.
   void set_foreign_range(const char* lo, const char* hi) {
@@ -32,68 +39,161 @@ class FreeBlocks {
   // The smallest block of at least `bytes`, or null; its size goes to *got_bytes.
   void* take(size_t bytes, size_t* got_bytes, BlockOrigin* origin = nullptr);
 
-  bool empty() const { return bins_.empty() && tree_.empty(); }
-  size_t count() const { return bins_.count() + tree_.count(); }
-  size_t bytes() const { return (bins_.words() + tree_.words()) * 8; }
+  bool empty() const { return bins_.empty() && tree_.empty() && (medium_ == nullptr || medium_->empty()); }
+  size_t count() const {
+    return bins_.count() + tree_.count() + (medium_ != nullptr ? medium_->count() : 0);
+  }
+  size_t bytes() const {
+    return (bins_.words() + tree_.words() + (medium_ != nullptr ? medium_->words() : 0)) * 8;
+  }
+
+  // Everything statistics need, summed in one pass over the bins' counters.
+  struct Totals {
+    size_t count = 0;
+    size_t bytes = 0;
+    size_t bytes_by[kBlockOrigins][2] = {};  // [origin][in foreign range]
+  };
+  Totals totals() const {
+    Totals t;
+    size_t words = 0;
+    bins_.sum(&t.count, &words);
+    if (medium_ != nullptr) medium_->sum(&t.count, &words);
+    t.count += tree_.count();
+    t.bytes = (words + tree_.words()) * 8;
+    size_t others = 0;
+    for (int o = 0; o < kBlockOrigins; o++) {
+      for (int f = 0; f < 2; f++) {
+        t.bytes_by[o][f] = bytes_by_[o][f];
+        others += bytes_by_[o][f];
+      }
+    }
+    t.bytes_by[0][0] = t.bytes - others;
+    return t;
+  }
+
+  // The medium bins (medium_bins.hpp) are the owner's to make: true if a block of `bytes` would
+  // go to them and they do not exist yet.
+  bool wants_medium(size_t bytes) const {
+    return medium_ == nullptr && MediumBins::fits(bytes / 8);
+  }
+  // Takes them in and moves every tree block they cover there: from now on the three structures
+  // hold disjoint size ranges, ascending (bins, medium bins, tree).
+  void attach_medium(MediumBins* medium);
+  MediumBins* medium() const { return medium_; }
   size_t foreign_bytes() const {
     return bytes_by_[0][1] + bytes_by_[1][1] + bytes_by_[2][1];
   }
   // Bytes of one origin, inside (foreign) or outside the foreign range.
   size_t bytes_of(BlockOrigin origin, bool in_foreign_range) const {
-    return bytes_by_[static_cast<int>(origin)][in_foreign_range ? 1 : 0];
+    if (origin != BlockOrigin::kDeallocated || in_foreign_range) {
+      return bytes_by_[static_cast<int>(origin)][in_foreign_range ? 1 : 0];
+    }
+    return bytes() - bytes_by_[1][0] - bytes_by_[2][0] - foreign_bytes();
   }
   size_t largest_bytes() const {
-    return (tree_.empty() ? bins_.largest_words() : tree_.largest_words()) * 8;
+    if (!tree_.empty()) return tree_.largest_words() * 8;
+    if (medium_ != nullptr && !medium_->empty()) return medium_->largest_words() * 8;
+    return bins_.largest_words() * 8;
   }
-  // Bytes filed plus bytes taken since the last reset. The arena folds its state into the space
-  // counters when this (with what it bumped) reaches its slack, and resets it then, instead of
-  // recomputing and comparing its whole contribution on every call (12 % of a free's 72 ns).
-  size_t moved_bytes() const { return moved_bytes_; }
-  void reset_moved_bytes() { moved_bytes_ = 0; }
+  // Bytes filed plus bytes taken since the last reset, at most kMoveBudgetBytes ahead of what
+  // was counted (a lost update between the owner's inline paths and a reader's reset only makes
+  // it larger). The arena folds its state into the space counters when this (with what it
+  // bumped) reaches its slack, and resets it then, instead of recomputing and comparing its whole
+  // contribution on every call (12 % of a free's 72 ns). The inline paths count down the same
+  // budget and leave the rest to the out-of-line path once it is spent.
+  static constexpr size_t kMoveBudgetBytes = 16 * 1024;
+  size_t moved_bytes() const {
+    intptr_t left = __atomic_load_n(&bins_.shared_state().budget, __ATOMIC_RELAXED);
+    return static_cast<size_t>(static_cast<intptr_t>(kMoveBudgetBytes) - left);
+  }
+  void reset_moved_bytes() {
+    __atomic_store_n(&bins_.shared_state().budget, static_cast<intptr_t>(kMoveBudgetBytes),
+                     __ATOMIC_RELAXED);
+  }
   // The owner's note of the last retired chunk a freed block lay in (an opaque hint in front of
   // the chunk start table: frees cluster by age, and the table's probes were 10 % of a free).
-  // Kept here because this structure exists only for arenas that free.
+  // Kept here because this structure exists only for arenas that free. [lo, hi): the chunk's
+  // handed-out part, where the inline ms_deallocate may file blocks itself.
   const void* chunk_hint() const { return chunk_hint_; }
-  void set_chunk_hint(const void* chunk) { chunk_hint_ = chunk; }
+  void set_chunk_hint(const void* chunk, const char* lo, const char* hi) {
+    chunk_hint_ = chunk;
+    bins_.shared_state().retired_lo = reinterpret_cast<uintptr_t>(lo);
+    bins_.shared_state().retired_hi = reinterpret_cast<uintptr_t>(hi);
+  }
+  // The current chunk's start, for the inline ms_deallocate (the window's top ends it).
+  void set_current_chunk(const char* base) {
+    bins_.shared_state().current_lo = reinterpret_cast<uintptr_t>(base);
+  }
+  // What the inline paths of a loader that is not shared work on (metaspace.h). Once published
+  // verify() excludes them while it walks the lists.
+  ms__free_bins& publish() {
+    published_ = true;
+    return bins_.shared_state();
+  }
+  ms__free_bins& shared_bins() { return bins_.shared_state(); }
   // True if p lies in the foreign range (the other space).
   bool in_foreign_range(const void* p) const { return foreign(p); }
 
   // Both structures walked within `bounds` (see block_bounds.hpp), then the origin counters.
+  // Once published() the caller first excludes the owner's inline paths (OwnerExclusion).
+  bool published() const { return published_; }
   bool verify(const BlockBounds& bounds = {}) const;
   // f(block, bytes, origin); only on free blocks that verify() accepted.
   template <typename F>
   void for_each(F f) const {
     auto visit = [&](void* p, size_t words, unsigned tag) {
-      f(p, words * 8, static_cast<BlockOrigin>(tag));
+      f(p, words * 8, static_cast<BlockOrigin>(tag & (kForeignTag - 1)));
     };
     bins_.for_each(visit);
+    if (medium_ != nullptr) medium_->for_each(visit);
     tree_.for_each(visit);
   }
 
  private:
   bool foreign(const void* p) const { return p >= foreign_lo_ && p < foreign_hi_; }
 
+  static constexpr unsigned kForeignTag = 4;
+  static_assert(kBlockOrigins <= static_cast<int>(kForeignTag) &&
+                (kForeignTag | (kForeignTag - 1)) <= BinList::kMaxTag);
+  unsigned tag_of(const void* p, BlockOrigin origin) const {
+    return static_cast<unsigned>(origin) | (foreign(p) ? kForeignTag : 0);
+  }
+  // Counted apart: every kind but tag 0.
+  void count_bytes(unsigned tag, intptr_t bytes) {
+    if (tag != 0) {
+      bytes_by_[tag & (kForeignTag - 1)][tag >= kForeignTag ? 1 : 0] += static_cast<size_t>(bytes);
+    }
+  }
+  void spend(size_t bytes) {
+    ms__free_bins& b = bins_.shared_state();
+    __atomic_store_n(&b.budget, __atomic_load_n(&b.budget, __ATOMIC_RELAXED) -
+                                    static_cast<intptr_t>(bytes), __ATOMIC_RELAXED);
+  }
+
   BinList bins_;
+  MediumBins* medium_ = nullptr;  // made by the arena on first need, null until then
   BlockTree tree_;
   const char* foreign_lo_ = nullptr;
   const char* foreign_hi_ = nullptr;
-  size_t bytes_by_[kBlockOrigins][2] = {};  // [origin][in foreign range]
-  size_t moved_bytes_ = 0;
+  size_t bytes_by_[kBlockOrigins][2] = {};  // [origin][in foreign range]; [0][0] stays 0
   const void* chunk_hint_ = nullptr;
+  bool published_ = false;
 };
 
 // Inline: they are most of a free's and a reuse's work (the calls cost ~1 ns each).
 inline void FreeBlocks::add(void* p, size_t bytes, BlockOrigin origin) {
   MS_ASSERT(bytes >= 8 && bytes % 8 == 0, "free block %p of %zu bytes", p, bytes);
   size_t words = bytes / 8;
-  unsigned tag = static_cast<unsigned>(origin);
+  unsigned tag = tag_of(p, origin);
   if (words <= BinList::kMaxWords) {
     bins_.add(p, words, tag);
+  } else if (medium_ != nullptr && MediumBins::fits(words)) {
+    medium_->add(p, words, tag);
   } else {
     tree_.add(p, words, tag);
   }
-  bytes_by_[tag][foreign(p) ? 1 : 0] += bytes;
-  moved_bytes_ += bytes;
+  count_bytes(tag, static_cast<intptr_t>(bytes));
+  spend(bytes);
 }
 
 inline void* FreeBlocks::take(size_t bytes, size_t* got_bytes, BlockOrigin* origin) {
@@ -102,13 +202,17 @@ inline void* FreeBlocks::take(size_t bytes, size_t* got_bytes, BlockOrigin* orig
   unsigned tag = 0;
   void* p = nullptr;
   if (words <= BinList::kMaxWords) p = bins_.take(words, &got_words, &tag);
-  // Every tree block is larger than every bin block, so the bins' answer, if any, is the best.
+  // Every medium block is larger than every bin block and, once the medium bins exist, every
+  // tree block larger than every medium one: the first answer, if any, is the best.
+  if (p == nullptr && medium_ != nullptr && words <= MediumBins::kMaxWords) {
+    p = medium_->take(words, &got_words, &tag);
+  }
   if (p == nullptr) p = tree_.take(words, &got_words, &tag);
   if (p == nullptr) return nullptr;
   *got_bytes = got_words * 8;
-  bytes_by_[tag][foreign(p) ? 1 : 0] -= *got_bytes;
-  moved_bytes_ += *got_bytes;
-  if (origin != nullptr) *origin = static_cast<BlockOrigin>(tag);
+  count_bytes(tag, -static_cast<intptr_t>(*got_bytes));
+  spend(*got_bytes);
+  if (origin != nullptr) *origin = static_cast<BlockOrigin>(tag & (kForeignTag - 1));
   return p;
 }
 

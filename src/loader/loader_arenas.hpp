@@ -43,8 +43,10 @@ class LoaderArenas {
   LoaderArenas(ChunkManager& nonclass, ms__loader_head& head, const LoaderArenasOptions& options)
       : nonclass_(nonclass, GrowthPolicy::for_loader(options.kind, MS_SPACE_NONCLASS,
                                                      nonclass.geometry()),
-                  ArenaOptions{.window = &head.bump[MS_SPACE_NONCLASS],
+                  ArenaOptions{.head = &head,
+                               .space = MS_SPACE_NONCLASS,
                                .fast_path = options.fast_path,
+                               .inline_free = true,
                                .checked = options.checked}) {
     nonclass_.set_foreign_range(options.class_lo, options.class_hi);
   }
@@ -63,7 +65,8 @@ class LoaderArenas {
     class_ = new (slot) Arena(
         klass, GrowthPolicy::for_loader(options.kind, MS_SPACE_CLASS, klass.geometry()),
         ArenaOptions{.alignment = options.class_alignment,
-                     .window = &head.bump[MS_SPACE_CLASS],
+                     .head = &head,
+                     .space = MS_SPACE_CLASS,
                      .fast_path = options.fast_path,
                      .wastage = options.class_alignment > kWordBytes ? &nonclass_ : nullptr,
                      .checked = options.checked});

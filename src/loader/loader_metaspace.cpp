@@ -60,9 +60,10 @@ bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
   for (ms__bump& b : bump) {
     __atomic_store_n(&b.top, nullptr, __ATOMIC_RELAXED);
     __atomic_store_n(&b.end, nullptr, __ATOMIC_RELAXED);
-    __atomic_store_n(&b.fit_max, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&b.allocs, 0, __ATOMIC_RELAXED);
   }
+  for (uint32_t& f : fit_max) __atomic_store_n(&f, 0u, __ATOMIC_RELAXED);
+  __atomic_store_n(&bins, nullptr, __ATOMIC_RELAXED);
   // Micro loaders make their arenas when they graduate; in checked mode they need the part that
   // keeps their pooled blocks' fences from the start.
   if ((kind != MS_LOADER_MICRO || env_->checked) && !ensure_arenas()) return false;
@@ -202,7 +203,7 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
   if (is_aligned(p, kWordBytes)) {
     if (micro_.holds(p, env_->checked ? n + Fence::kBytes : n)) return deallocate_pooled(p, n);
     if (arenas_ != nullptr && !arenas_->has_class()) {  // nothing of its own in class space
-      if (arenas_->of(MS_SPACE_NONCLASS).owns(p, n)) {
+      if (arenas_->of(MS_SPACE_NONCLASS).owns(p, n, /*note_hint=*/true)) {
         return arenas_->of(MS_SPACE_NONCLASS).deallocate(p, n);
       }
     } else if (arenas_ != nullptr) {
@@ -213,7 +214,7 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
       bool in_class_space = env_->class_space.contains(p);
       Arena& first = in_class_space ? klass : nonclass;
       Arena& second = in_class_space ? nonclass : klass;
-      if (first.owns(p, n) || second.owns(p, n)) {
+      if (first.owns(p, n, /*note_hint=*/true) || second.owns(p, n, /*note_hint=*/true)) {
         // A block in class space at class alignment can hold a class again; anything else (a
         // non-class block living in a class gap, say) is only good for non-class requests.
         bool class_block = in_class_space && is_aligned(p, klass.alignment());

@@ -54,6 +54,13 @@ class ForeignHandles : public ::testing::TestWithParam<int> {
         EXPECT_EQ(ms_last_error(), MS_ERR_INVALID_ARGUMENT) << ms_last_error_text();
       }
     }
+    // The inline ms_deallocate: neither the handle's memory nor the "block" is written.
+    alignas(8) static unsigned char block[128];
+    std::memset(block, 0x77, sizeof block);
+    for (size_t n : {size_t{8}, size_t{64}, size_t{128}}) {
+      EXPECT_EQ(ms_deallocate(static_cast<ms_loader_t*>(handle), block, n), MS_ERR_INVALID_ARGUMENT);
+    }
+    for (unsigned char c : block) ASSERT_EQ(c, 0x77) << "a foreign handle's free wrote the block";
     EXPECT_EQ(std::string(static_cast<char*>(handle), bytes_to_compare), before)
         << "the library wrote into memory that is not a loader";
   }
@@ -101,6 +108,24 @@ TEST_P(ForeignHandles, CopyOfALiveLoaderHeadIsRefused) {
   std::memcpy(copy, l, sizeof(ms__loader_head));  // cookie, top, end: all of a live loader
   expect_refused(copy, sizeof copy);
   EXPECT_EQ(ms_loader_destroy(l), MS_OK);
+}
+
+TEST_P(ForeignHandles, CopyOfALoaderHeadWithPublishedBinsIsRefused) {
+  // A head whose bins pointer is set (the loader freed something): a copy must not reach them.
+  ms_loader_t* l = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
+  ASSERT_NE(l, nullptr);
+  void* p = ms_allocate(l, MS_SPACE_NONCLASS, 64);
+  ASSERT_NE(ms_allocate(l, MS_SPACE_NONCLASS, 8), nullptr);
+  ASSERT_EQ(ms_deallocate(l, p, 64), MS_OK);
+  alignas(64) static unsigned char copy[4096];
+  std::memcpy(copy, l, sizeof(ms__loader_head));
+  expect_refused(copy, sizeof copy);
+  // The live loader's bins are as they were: the freed block is still the one reused (checked
+  // mode keeps a fence behind every block, so the freed one does not fit a new block and fence).
+  void* again = ms_allocate(l, MS_SPACE_NONCLASS, 64);
+  if (GetParam() == 0) EXPECT_EQ(again, p);
+  EXPECT_EQ(ms_loader_destroy(l), MS_OK);
+  EXPECT_EQ(ms_deallocate(l, p, 64), MS_ERR_DESTROYED) << "a dead loader's inline free";
 }
 
 TEST_P(ForeignHandles, SelfPointingWordsAreRefused) {

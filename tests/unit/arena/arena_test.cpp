@@ -66,8 +66,17 @@ class ArenaTest : public ::testing::Test {
                                bool fast_path = true) {
     return std::make_unique<Arena>(context_.chunks(),
                                    GrowthPolicy(sequence, context_.chunks().geometry()),
-                                   ArenaOptions{.window = window, .fast_path = fast_path});
+                                   ArenaOptions{.head = &head_of(*window),
+                                                .space = MS_SPACE_NONCLASS,
+                                                .fast_path = fast_path});
   }
+
+  // The loader head around a window new_window() made.
+  static ms__loader_head& head_of(ms__bump& window) {
+    return *reinterpret_cast<ms__loader_head*>(
+        reinterpret_cast<char*>(&window) - offsetof(ms__loader_head, bump[MS_SPACE_NONCLASS]));
+  }
+  static uint32_t fit_max(ms__bump& window) { return head_of(window).fit_max[MS_SPACE_NONCLASS]; }
 
   // A fast-path window inside a loader head of its own, as a loader has it.
   ms__bump& new_window() { return heads_.emplace_back().bump[MS_SPACE_NONCLASS]; }
@@ -75,8 +84,7 @@ class ArenaTest : public ::testing::Test {
   // ms_allocate, the public inline function, on the head around `window`: its fast path bumps
   // the window, its slow path is `arena`'s.
   static void* allocate(Arena& arena, ms__bump& window, size_t bytes) {
-    auto* head = reinterpret_cast<ms__loader_head*>(
-        reinterpret_cast<char*>(&window) - offsetof(ms__loader_head, bump[MS_SPACE_NONCLASS]));
+    ms__loader_head* head = &head_of(window);
     head->cookie = reinterpret_cast<uintptr_t>(head) ^ ms__handle_secret;
     slow_path_arena = &arena;
     return ms_allocate(reinterpret_cast<ms_loader_t*>(head), MS_SPACE_NONCLASS, bytes);
@@ -246,20 +254,20 @@ TEST_F(ArenaTest, SalvageTailAndFastPathWindow) {
   EXPECT_EQ(s.free_blocks_count, 1u);
   EXPECT_EQ(s.free_blocks_bytes, 4 * KiB - 3000);
   EXPECT_EQ(window.top, second + 2000);  // the window stays open in the current chunk
-  EXPECT_EQ(window.fit_max, 4 * KiB - 3000);
+  EXPECT_EQ(fit_max(window), 4 * KiB - 3000);
   check(*arena);
 
   EXPECT_EQ(allocate(*arena, window, 1000), first + 3000);  // from the tail; 96 bytes left
   s = stats(*arena);
   EXPECT_EQ(s.free_blocks_count, 1u);
   EXPECT_EQ(s.free_blocks_bytes, 96u);
-  EXPECT_EQ(window.fit_max, 96u);
+  EXPECT_EQ(fit_max(window), 96u);
   check(*arena);
 
   EXPECT_EQ(allocate(*arena, window, 200), second + 2000);  // larger than any free block
   EXPECT_EQ(allocate(*arena, window, 96), first + 4000);
   EXPECT_EQ(stats(*arena).free_blocks_count, 0u);
-  EXPECT_EQ(window.fit_max, 0u);
+  EXPECT_EQ(fit_max(window), 0u);
   check(*arena);
   EXPECT_EQ(allocate(*arena, window, 8), second + 2200);
   check(*arena);
@@ -291,7 +299,7 @@ TEST_F(ArenaTest, DeallocatedBlockIsReusedBySmallerRequest) {
     char* p = static_cast<char*>(allocate(*arena, window, n));
     ASSERT_NE(allocate(*arena, window, 64), nullptr);  // a neighbour, so p is not at the top
     arena->deallocate(p, n);
-    EXPECT_EQ(window.fit_max, align_up(n, 8)) << "fast path would bypass the free block";
+    EXPECT_EQ(fit_max(window), align_up(n, 8)) << "fast path would bypass the free block";
     check(*arena);
     EXPECT_EQ(allocate(*arena, window, m), p) << n << " then " << m;
     size_t rest = align_up(n, 8) - align_up(m, 8);
@@ -303,7 +311,7 @@ TEST_F(ArenaTest, DeallocatedBlockIsReusedBySmallerRequest) {
       check(*arena);
     }
     EXPECT_EQ(stats(*arena).free_blocks_count, 0u);
-    EXPECT_EQ(window.fit_max, 0u);
+    EXPECT_EQ(fit_max(window), 0u);
   }
 }
 
@@ -447,7 +455,7 @@ TEST_F(ArenaTest, InlinePathServesExactlyWhatTheWindowHolds) {
   char* block = static_cast<char*>(allocate(*arena, window, 200));
   ASSERT_NE(allocate(*arena, window, 8), nullptr);  // a neighbour, so the block is not at the top
   arena->deallocate(block, 200);
-  ASSERT_EQ(window.fit_max, 200u);
+  ASSERT_EQ(fit_max(window), 200u);
   ASSERT_GT(static_cast<size_t>(window.end - window.top), 208u);
   EXPECT_TRUE(served_inline(208, "one word above fit_max"));
   EXPECT_FALSE(served_inline(200, "exactly fit_max"));

@@ -14,6 +14,7 @@
 #include "arena/bin_list.hpp"
 #include "arena/block_tree.hpp"
 #include "arena/free_blocks.hpp"
+#include "arena/medium_bins.hpp"
 #include "unit/arena/free_block_slots.hpp"
 
 namespace metaspace {
@@ -42,6 +43,42 @@ struct BlockTreeTraits {
   static void* take(BlockTree& s, size_t words, size_t* got) { return s.take(words, got); }
   static size_t words(const BlockTree& s) { return s.words(); }
   static size_t largest(const BlockTree& s) { return s.largest_words(); }
+};
+
+struct MediumBinsTraits {
+  using Structure = MediumBins;
+  static constexpr size_t kMinWords = MediumBins::kMinWords;
+  static constexpr size_t kMaxWords = MediumBins::kMaxWords;
+  static constexpr bool kSameSizeLifo = true;  // each bin is a stack
+  static void add(MediumBins& s, void* p, size_t words) { s.add(p, words, 0); }
+  static void* take(MediumBins& s, size_t words, size_t* got) {
+    unsigned tag = 0;
+    return s.take(words, got, &tag);
+  }
+  static size_t words(const MediumBins& s) { return s.words(); }
+  static size_t largest(const MediumBins& s) { return s.largest_words(); }
+};
+
+// FreeBlocks once an arena gave it medium bins: three structures, disjoint size ranges.
+struct FreeBlocksWithMedium : FreeBlocks {
+  FreeBlocksWithMedium() { attach_medium(&medium_bins); }
+  MediumBins medium_bins;
+};
+
+struct FreeBlocksWithMediumTraits {
+  using Structure = FreeBlocksWithMedium;
+  static constexpr size_t kMinWords = 1;
+  static constexpr size_t kMaxWords = 512;
+  static constexpr bool kSameSizeLifo = false;
+  static void add(FreeBlocks& s, void* p, size_t words) { s.add(p, words * 8); }
+  static void* take(FreeBlocks& s, size_t words, size_t* got) {
+    size_t got_bytes = 0;
+    void* p = s.take(words * 8, &got_bytes);
+    *got = got_bytes / 8;
+    return p;
+  }
+  static size_t words(const FreeBlocks& s) { return s.bytes() / 8; }
+  static size_t largest(const FreeBlocks& s) { return s.largest_bytes() / 8; }
 };
 
 struct FreeBlocksTraits {
@@ -77,14 +114,17 @@ class FreeBlockStructure : public ::testing::Test {
   Structure s_;
 };
 
-using Structures = ::testing::Types<BinListTraits, BlockTreeTraits, FreeBlocksTraits>;
+using Structures = ::testing::Types<BinListTraits, MediumBinsTraits, BlockTreeTraits,
+                                    FreeBlocksTraits, FreeBlocksWithMediumTraits>;
 
 class StructureNames {
  public:
   template <typename T>
   static std::string GetName(int) {
     if (std::is_same_v<T, BinListTraits>) return "BinList";
+    if (std::is_same_v<T, MediumBinsTraits>) return "MediumBins";
     if (std::is_same_v<T, BlockTreeTraits>) return "BlockTree";
+    if (std::is_same_v<T, FreeBlocksWithMediumTraits>) return "FreeBlocksWithMedium";
     return "FreeBlocks";
   }
 };

@@ -1,0 +1,184 @@
+// The inline ms_deallocate and the exact-size reuse of ms_allocate (metaspace.h), through the
+// public API: a loader that is not shared files and takes blocks of 1..128 words in the bins its
+// head points to, without a call; everything they cannot do themselves goes out of line, with
+// the same results.
+#include <gtest/gtest.h>
+#include <metaspace/metaspace.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "support/accounting.hpp"
+
+namespace {
+
+class InlineFree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ms_ = ms_create(nullptr);
+    ASSERT_NE(ms_, nullptr) << ms_last_error_text();
+    l_ = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
+    ASSERT_NE(l_, nullptr) << ms_last_error_text();
+  }
+  void TearDown() override {
+    check();
+    EXPECT_EQ(ms_loader_destroy(l_), MS_OK);
+    ms_destroy(ms_);
+  }
+  void check() {
+    ASSERT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
+    ms_stats_t st;
+    ASSERT_EQ(ms_get_stats(ms_, &st), MS_OK);
+    for (const ms_space_stats_t& s : st.space) EXPECT_EQ(s.committed_bytes, metaspace::test::accounted_bytes(s));
+  }
+  const ms__loader_head& head() const { return *reinterpret_cast<const ms__loader_head*>(l_); }
+  void* alloc(size_t n) {
+    void* p = ms_allocate(l_, MS_SPACE_NONCLASS, n);
+    EXPECT_NE(p, nullptr) << ms_last_error_text();
+    if (p != nullptr) std::memset(p, 0x5A, n);
+    return p;
+  }
+
+  ms_metaspace_t* ms_ = nullptr;
+  ms_loader_t* l_ = nullptr;
+};
+
+TEST_F(InlineFree, FreedBlockIsReusedForItsSizeEverySizeUpTo128Words) {
+  for (size_t n = 8; n <= 1024 + 64; n += 8) {
+    void* p = alloc(n);
+    void* keep = alloc(8);  // p is not the last block: the slot is not simply bumped again
+    ASSERT_EQ(ms_deallocate(l_, p, n), MS_OK) << n;
+    if (n <= 1024) {
+      ASSERT_NE(head().bins, nullptr) << "bins published at the first free";
+      const ms__free_bin* bin = n <= 256 ? &head().bins->bin[n / 8 - 1]
+                                         : head().bins->medium != nullptr
+                                               ? &head().bins->medium->bin[n / 8 - 33]
+                                               : nullptr;
+      ASSERT_NE(bin, nullptr) << n << ": medium bins made at the first free of their size";
+      EXPECT_EQ(bin->first, reinterpret_cast<uintptr_t>(p)) << n;
+      EXPECT_EQ(bin->count, 1u) << n;
+    }
+    EXPECT_GE(head().fit_max[MS_SPACE_NONCLASS], n) << "the fast path must not bypass it";
+    check();
+    EXPECT_EQ(ms_allocate(l_, MS_SPACE_NONCLASS, n), p) << n << " bytes: the freed block";
+    check();
+    ASSERT_EQ(ms_deallocate(l_, keep, 8), MS_OK);
+    EXPECT_EQ(ms_allocate(l_, MS_SPACE_NONCLASS, 8), keep);
+  }
+  ms_stats_t st;
+  ASSERT_EQ(ms_get_stats(ms_, &st), MS_OK);
+  EXPECT_EQ(st.space[MS_SPACE_NONCLASS].deallocated_bytes, 0u) << "every freed block reused";
+  ms_loader_stats_t ls;
+  ASSERT_EQ(ms_loader_get_stats(l_, &ls), MS_OK);
+  // Every block handed out is counted, whichever path served it: 2 per size, and the 2 reuses.
+  EXPECT_EQ(ls.allocations, 4u * ((1024 + 64) / 8));
+}
+
+TEST_F(InlineFree, StatisticsCountInlineFreedBlocks) {
+  std::vector<void*> blocks;
+  size_t freed = 0;
+  for (size_t n = 8; n <= 1024; n += 40) blocks.push_back(alloc(n));
+  alloc(8);
+  ms_loader_stats_t before;
+  ASSERT_EQ(ms_loader_get_stats(l_, &before), MS_OK);  // salvaged chunk tails, if any
+  size_t i = 0;
+  for (size_t n = 8; n <= 1024; n += 40, i++) {
+    ASSERT_EQ(ms_deallocate(l_, blocks[i], n), MS_OK);
+    freed += n;
+  }
+  ms_loader_stats_t ls;
+  ASSERT_EQ(ms_loader_get_stats(l_, &ls), MS_OK);
+  EXPECT_EQ(ls.free_blocks_count[MS_SPACE_NONCLASS],
+            before.free_blocks_count[MS_SPACE_NONCLASS] + blocks.size());
+  EXPECT_EQ(ls.free_blocks_bytes[MS_SPACE_NONCLASS],
+            before.free_blocks_bytes[MS_SPACE_NONCLASS] + freed);
+  ms_stats_t st;
+  ASSERT_EQ(ms_get_stats(ms_, &st), MS_OK);
+  EXPECT_EQ(st.space[MS_SPACE_NONCLASS].deallocated_bytes, freed);
+}
+
+TEST_F(InlineFree, BestFitAcrossSmallMediumAndTreeSizes) {
+  // Free blocks of 3, 24, 40 and 200 words, each between live ones.
+  size_t sizes[] = {3 * 8, 24 * 8, 40 * 8, 200 * 8};
+  void* freed[4];
+  for (int k = 0; k < 4; k++) {
+    freed[k] = alloc(sizes[k]);
+    alloc(8);
+  }
+  for (int k = 0; k < 4; k++) ASSERT_EQ(ms_deallocate(l_, freed[k], sizes[k]), MS_OK);
+  check();
+  // No exact bin: the smallest block that holds the request, wherever it is kept.
+  EXPECT_EQ(ms_allocate(l_, MS_SPACE_NONCLASS, 2 * 8), freed[0]) << "3 words for 2";
+  check();
+  EXPECT_EQ(ms_allocate(l_, MS_SPACE_NONCLASS, 24 * 8), freed[1]) << "the exact 24 words";
+  EXPECT_EQ(ms_allocate(l_, MS_SPACE_NONCLASS, 33 * 8), freed[2]) << "40 words for 33";
+  check();
+  EXPECT_EQ(ms_allocate(l_, MS_SPACE_NONCLASS, 129 * 8), freed[3]) << "200 words for 129";
+  check();
+}
+
+TEST_F(InlineFree, BlocksInOlderChunksAreFreedAndReusedToo) {
+  // ~1 MiB of 64-byte blocks: many chunks, so most lie in retired chunks.
+  std::vector<void*> blocks;
+  for (int i = 0; i < 16384; i++) blocks.push_back(alloc(64));
+  for (size_t i = 0; i < blocks.size(); i += 2) ASSERT_EQ(ms_deallocate(l_, blocks[i], 64), MS_OK);
+  check();
+  std::vector<void*> again;
+  for (size_t i = 0; i < blocks.size(); i += 2) again.push_back(ms_allocate(l_, MS_SPACE_NONCLASS, 64));
+  std::sort(again.begin(), again.end());
+  std::vector<void*> expected;
+  for (size_t i = 0; i < blocks.size(); i += 2) expected.push_back(blocks[i]);
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(again, expected) << "every freed block reused, nothing else";
+}
+
+TEST_F(InlineFree, PointersTheLoaderDidNotHandOutAreRefusedUntouched) {
+  void* p = alloc(64);
+  ASSERT_EQ(ms_deallocate(l_, p, 64), MS_OK);  // bins published
+  alignas(8) static unsigned char outside[256];
+  std::memset(outside, 0x33, sizeof outside);
+  EXPECT_EQ(ms_deallocate(l_, outside, 64), MS_ERR_NOT_OWNED);
+  // Right behind the last block handed out (bumped: larger than the free one): inside the
+  // chunk, but not handed out yet.
+  char* last = static_cast<char*>(alloc(128));
+  ASSERT_EQ(last + 128, head().bump[MS_SPACE_NONCLASS].top);
+  EXPECT_EQ(ms_deallocate(l_, last + 128, 16), MS_ERR_NOT_OWNED);
+  EXPECT_EQ(ms_deallocate(l_, last + 120, 16), MS_ERR_NOT_OWNED) << "runs past the last block";
+  EXPECT_EQ(ms_deallocate(l_, last + 1, 8), MS_ERR_NOT_OWNED) << "misaligned";
+  for (unsigned char c : outside) ASSERT_EQ(c, 0x33);
+  // A block of another loader.
+  ms_loader_t* other = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
+  void* q = ms_allocate(other, MS_SPACE_NONCLASS, 32);
+  EXPECT_EQ(ms_deallocate(l_, q, 32), MS_ERR_NOT_OWNED);
+  EXPECT_EQ(ms_deallocate(other, q, 32), MS_OK);
+  EXPECT_EQ(ms_loader_destroy(other), MS_OK);
+  EXPECT_EQ(ms_deallocate(other, q, 32), MS_ERR_DESTROYED);
+}
+
+TEST(InlineFreeModes, CheckedAndSharedLoadersKeepTheOutOfLinePath) {
+  ms_settings_t s;
+  ms_settings_init(&s);
+  s.checked = 1;
+  ms_metaspace_t* ms = ms_create(&s);
+  ASSERT_NE(ms, nullptr);
+  ms_loader_t* l = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
+  void* p = ms_allocate(l, MS_SPACE_NONCLASS, 48);
+  ms_allocate(l, MS_SPACE_NONCLASS, 8);
+  ASSERT_EQ(ms_deallocate(l, p, 48), MS_OK);
+  EXPECT_EQ(reinterpret_cast<const ms__loader_head*>(l)->bins, nullptr);
+  EXPECT_EQ(ms_deallocate(l, p, 48), MS_ERR_DOUBLE_FREE) << "checked mode still sees it";
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  ms_destroy(ms);
+
+  ms = ms_create(nullptr);
+  l = ms_loader_create(ms, MS_LOADER_STANDARD, MS_LOADER_SHARED);
+  p = ms_allocate(l, MS_SPACE_NONCLASS, 48);
+  ASSERT_EQ(ms_deallocate(l, p, 48), MS_OK);
+  EXPECT_EQ(reinterpret_cast<const ms__loader_head*>(l)->bins, nullptr) << "shared: locked";
+  EXPECT_EQ(ms_allocate(l, MS_SPACE_NONCLASS, 48), p);
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  ms_destroy(ms);
+}
+
+}  // namespace

@@ -12,7 +12,8 @@
 //                the lower bound of building)
 //   map          ms_create with the archive at its requested base, archive_verify=0 (lazy)
 //   map+verify   the same with archive_verify=1 (checksum of the regions, every slot checked)
-//   relocate     the requested base taken: map elsewhere and move every marked pointer
+//   relocate     the requested base taken: map elsewhere and move every marked pointer, lazily
+//                (archive_relocation=auto with verify=0: userfaultfd) and eagerly
 //   ...+walk     then touch every Klass and its first block (what the first use costs)
 // Time to ready is wall time of the call (median of the runs); RSS and PSS from /proc/self/smaps_rollup
 // while two processes hold the same (map: shared pages; build: private).
@@ -87,7 +88,7 @@ struct Result {
   long rss_kib = 0, pss_kib = 0, base_rss_kib = 0, base_pss_kib = 0;
 };
 
-enum class Mode { kBuild, kMap, kMapVerify, kRelocate };
+enum class Mode { kBuild, kMap, kMapVerify, kRelocate, kRelocateEager };
 
 // One start-up in this process: build or map, then walk.
 Result start_up(Mode mode, const Shape& s, const std::string& path, uintptr_t base) {
@@ -96,7 +97,7 @@ Result start_up(Mode mode, const Shape& s, const std::string& path, uintptr_t ba
   r.base_rss_kib = before.rss_kib;
   r.base_pss_kib = before.pss_kib;
   void* squat = nullptr;
-  if (mode == Mode::kRelocate) {
+  if (mode == Mode::kRelocate || mode == Mode::kRelocateEager) {
     squat = mmap(reinterpret_cast<void*>(base), 1 << 20, PROT_NONE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
   }
@@ -111,6 +112,7 @@ Result start_up(Mode mode, const Shape& s, const std::string& path, uintptr_t ba
   } else {
     st.archive_path = path.c_str();
     st.archive_verify = mode == Mode::kMapVerify;
+    st.archive_relocation = mode == Mode::kRelocateEager ? MS_ARCHIVE_RELOCATE_EAGER : MS_ARCHIVE_RELOCATE_AUTO;
     ms = ms_create(&st);
     if (ms == nullptr) { std::fprintf(stderr, "%s\n", ms_last_error_text()); std::exit(1); }
   }
@@ -287,9 +289,10 @@ int main(int argc, char** argv) {
   std::printf("%zu classes: archive %.1f MiB, dumped in %.0f ms\n\n", n, file_bytes / 1048576.0, dump_ms);
   std::printf("| start-up | ready (ms, median of 7) | first walk (ms) | committed (MiB) |\n|---|---|---|---|\n");
   const char* names[] = {"build by allocation", "map (lazy, verify=0)", "map + verify",
-                         "relocate (base taken, verify=0)"};
-  double ready[4];
-  for (int m = 0; m < 4; m++) {
+                         "relocate (base taken, verify=0; auto: lazy, userfaultfd)",
+                         "relocate (base taken, verify=0, archive_relocation=eager)"};
+  double ready[5];
+  for (int m = 0; m < 5; m++) {
     std::vector<double> t, w;
     Result last;
     for (int rep = 0; rep < 7; rep++) {
@@ -301,8 +304,8 @@ int main(int argc, char** argv) {
     std::printf("| %s | %.2f | %.2f | %.1f |\n", names[m], ready[m], median(w),
                 last.committed / 1048576.0);
   }
-  std::printf("\nbuild / map = %.1fx, relocate / map = %.1fx, (map+verify) / map = %.1fx\n\n",
-              ready[0] / ready[1], ready[3] / ready[1], ready[2] / ready[1]);
+  std::printf("\nbuild / map = %.1fx, relocate / map = %.1fx (eager %.1fx), (map+verify) / map = %.1fx\n\n",
+              ready[0] / ready[1], ready[3] / ready[1], ready[4] / ready[1], ready[2] / ready[1]);
   std::printf("| two processes at once | RSS each (MiB) | PSS each (MiB) |\n|---|---|---|\n");
   for (Mode m : {Mode::kBuild, Mode::kMap}) {
     auto [a, b] = in_two_processes(m, s, path);

@@ -136,7 +136,11 @@ StartupSample run_startup(StartupMode mode, unsigned threads, const StartupParam
   r.archive_mapped = stats.archive.mapped != 0;
   r.relocated = stats.archive.relocated != 0;
   r.relocation_delta = static_cast<std::int64_t>(stats.archive.relocation_delta);
-  if (r.relocated) r.archive_relocation = "eager";
+  if (r.relocated) {
+    r.archive_relocation = stats.archive.relocation == MS_ARCHIVE_RELOCATE_LAZY ? "lazy" : "eager";
+    if (stats.archive.relocation_reason != nullptr && stats.archive.relocation == MS_ARCHIVE_RELOCATE_EAGER)
+      r.archive_relocation += std::string(" (") + stats.archive.relocation_reason + ")";
+  }
   ms_destroy(ms);
   if (squat != nullptr) munmap(squat, kSquatBytes);
   return r;

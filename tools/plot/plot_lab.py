@@ -392,7 +392,7 @@ def plot_micro(run, out):
 
 
 STARTUP_MODES = (("build", "build (no archive)", "#d62728"), ("map", "map at base", "#1f77b4"),
-                 ("relocate", "relocate (base taken)", "#ff7f0e"))
+                 ("relocate", "relocate (base taken)", "#ff7f0e"), ("relocate-eager", "relocate, eager", "#9467bd"))
 
 
 def plot_startup(run, out):
@@ -401,7 +401,7 @@ def plot_startup(run, out):
     fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(13, 5.5))
     width = 0.8 / len(STARTUP_MODES)
     for i, (mode, label, color) in enumerate(STARTUP_MODES):
-        xs = [j + (i - 1) * width for j in range(len(threads))]
+        xs = [j + (i - (len(STARTUP_MODES) - 1) / 2) * width for j in range(len(threads))]
         ys = [best[(mode, t)]["ready_ms"] if (mode, t) in best else 0 for t in threads]
         bars = ax_t.bar(xs, ys, width, label=label, color=color)
         ax_t.bar_label(bars, fmt="%.1f", fontsize=7)

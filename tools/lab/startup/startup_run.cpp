@@ -31,12 +31,13 @@ const char* startup_mode_name(StartupMode mode) {
     case StartupMode::build: return "build";
     case StartupMode::map: return "map";
     case StartupMode::relocate: return "relocate";
+    case StartupMode::relocate_eager: return "relocate-eager";
   }
   return "?";
 }
 
 bool parse_startup_mode(const std::string& name, StartupMode& mode) {
-  for (StartupMode m : {StartupMode::build, StartupMode::map, StartupMode::relocate}) {
+  for (StartupMode m : {StartupMode::build, StartupMode::map, StartupMode::relocate, StartupMode::relocate_eager}) {
     if (name == startup_mode_name(m)) {
       mode = m;
       return true;
@@ -92,7 +93,8 @@ StartupSample run_startup(StartupMode mode, unsigned threads, const StartupParam
   // library loaded first would: the archive must go elsewhere.
   void* squat = nullptr;
   constexpr std::size_t kSquatBytes = 1 << 20;
-  if (mode == StartupMode::relocate) {
+  const bool relocate = mode == StartupMode::relocate || mode == StartupMode::relocate_eager;
+  if (relocate) {
     squat = mmap(reinterpret_cast<void*>(params.base), kSquatBytes, PROT_NONE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     if (squat == MAP_FAILED) squat = nullptr;
@@ -105,6 +107,7 @@ StartupSample run_startup(StartupMode mode, unsigned threads, const StartupParam
     s.archive_path = archive.c_str();
     s.archive_policy = MS_ARCHIVE_REQUIRE;
     s.archive_verify = 0;  // lazy: the regions are read when used
+    s.archive_relocation = mode == StartupMode::relocate_eager ? MS_ARCHIVE_RELOCATE_EAGER : MS_ARCHIVE_RELOCATE_AUTO;
   }
   const auto t0 = Clock::now();
   ms_metaspace_t* ms = ms_create(&s);

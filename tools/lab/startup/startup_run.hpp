@@ -11,7 +11,9 @@ namespace lab {
 enum class StartupMode {
   build,     // no archive: allocate and write every block (one boot loader, one thread)
   map,       // the archive mapped at the base it was written for
-  relocate,  // that base taken (this process maps something there first): mapped elsewhere, moved
+  relocate,  // that base taken (this process maps something there first): mapped elsewhere, its
+             // pointers moved as archive_relocation=auto chooses (lazily: archive_verify is 0)
+  relocate_eager,  // the same with archive_relocation=eager: every pointer moved in ms_create
 };
 
 const char* startup_mode_name(StartupMode mode);

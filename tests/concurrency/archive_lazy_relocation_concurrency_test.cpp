@@ -23,9 +23,8 @@ TEST(ArchiveLazyRelocationConcurrency, ThreadsTouchingTheSameClustersAllSeeMoved
   const uintptr_t base = free_address(256u << 20);
   constexpr size_t kClasses = 3000, kMethods = 5;
   write_graph(path, s, base, kClasses, kMethods);
-  void* squatter = mmap(reinterpret_cast<void*>(base), 1 << 20, PROT_NONE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-  ASSERT_EQ(squatter, reinterpret_cast<void*>(base));
+  BaseSquatter squatter(base);
+  ASSERT_TRUE(squatter.holds(base));
   s.archive_path = path.c_str();
   ms_metaspace_t* ms = ms_create(&s);
   ASSERT_NE(ms, nullptr) << ms_last_error_text();
@@ -55,7 +54,6 @@ TEST(ArchiveLazyRelocationConcurrency, ThreadsTouchingTheSameClustersAllSeeMoved
   EXPECT_EQ(bad.load(), 0u);
   ASSERT_MS_OK(ms_verify(ms));
   ms_destroy(ms);
-  munmap(squatter, 1 << 20);
 }
 
 }  // namespace

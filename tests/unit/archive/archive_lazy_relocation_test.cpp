@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "archive/lazy_relocation.hpp"
@@ -38,9 +39,8 @@ class RelocatedArchive : public testing::Test {
     path_ = dir_.file("a.msa");
     base_ = free_address(256u << 20);
     write_graph(path_, s, base_, classes, methods);
-    squatter_ = mmap(reinterpret_cast<void*>(base_), 1 << 20, PROT_NONE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-    ASSERT_EQ(squatter_, reinterpret_cast<void*>(base_));
+    squatter_ = std::make_unique<BaseSquatter>(base_);
+    ASSERT_TRUE(squatter_->holds(base_));
     s.archive_path = path_.c_str();
     ms_ = ms_create(&s);
     ASSERT_NE(ms_, nullptr) << ms_last_error_text();
@@ -57,7 +57,7 @@ class RelocatedArchive : public testing::Test {
   }
   void TearDown() override {
     if (ms_ != nullptr) ms_destroy(ms_);
-    if (squatter_ != nullptr) munmap(squatter_, 1 << 20);
+    squatter_.reset();
     LazyRelocation::open_hook = nullptr;
   }
   static ms_settings_t lazy_settings(int relocation = MS_ARCHIVE_RELOCATE_LAZY) {
@@ -70,7 +70,7 @@ class RelocatedArchive : public testing::Test {
   TempDir dir_;
   std::string path_;
   uintptr_t base_ = 0;
-  void* squatter_ = nullptr;
+  std::unique_ptr<BaseSquatter> squatter_;
   ms_metaspace_t* ms_ = nullptr;
   ms_stats_t stats_{};
 };
@@ -101,8 +101,7 @@ TEST_F(RelocatedArchive, AutoIsLazyWithoutVerificationAndEagerWithIt) {
   check_graph(ms_, 300, 4);
   ms_destroy(ms_);
   ms_ = nullptr;
-  munmap(squatter_, 1 << 20);
-  squatter_ = nullptr;
+  squatter_.reset();
   ms_settings_t s = archive_settings();  // archive_verify = 1, archive_relocation = auto
   map(s);
   EXPECT_EQ(stats_.archive.relocation, MS_ARCHIVE_RELOCATE_EAGER);

@@ -1,6 +1,7 @@
 #include "startup/startup_command.hpp"
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,6 +67,7 @@ class StartupCommand : public LabCommand {
     // One start-up in this process (what the parent runs in each child); prints one JSON line.
     cmd_->add_option("--child", child_mode_, "")->group("");
     cmd_->add_option("--archive", archive_, "")->group("");
+    cmd_->add_option("--base", params_.base, "")->group("");
   }
 
   std::optional<int> run() override {
@@ -125,7 +127,9 @@ class StartupCommand : public LabCommand {
                                      "--class-alignment",
                                      std::to_string(params_.class_alignment),
                                      "--archive",
-                                     archive};
+                                     archive,
+                                     "--base",
+                                     std::to_string(params_.base)};
     std::string line;
     const int status = run_process(argv, [&line](const std::string& l) { line = l; });
     StartupSample s;
@@ -141,8 +145,26 @@ class StartupCommand : public LabCommand {
     return s;
   }
 
-  int run_parent() const {
+  // HotSpot's default base (32 GiB) is where AddressSanitizer keeps its shadow memory: there the
+  // "map at base" mode would always relocate. A base this process cannot take is replaced by one
+  // high in the user address space (free in a fresh process of this executable as well).
+  static std::uintptr_t usable_base(std::uintptr_t wish) {
+    constexpr std::size_t kProbe = 1 << 20;
+    for (std::uintptr_t base : {wish, std::uintptr_t{0x200000000000}}) {
+      void* p = mmap(reinterpret_cast<void*>(base), kProbe, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+      if (p == reinterpret_cast<void*>(base)) {
+        munmap(p, kProbe);
+        return base;
+      }
+      if (p != MAP_FAILED) munmap(p, kProbe);
+    }
+    return wish;
+  }
+
+  int run_parent() {
     namespace fs = std::filesystem;
+    params_.base = usable_base(params_.base);
     const MachineLoad load_before = machine_load();
     fs::path dir = no_files_ ? fs::temp_directory_path() / fmt::format("metaspace-lab-startup-{}", getpid()) : fs::path(out_dir_);
     fs::create_directories(dir);
@@ -202,9 +224,9 @@ class StartupCommand : public LabCommand {
     const std::vector<std::string> verdict = judge(best, load);
 
     const std::string header =
-        fmt::format("startup: {} classes in the archive ({:.1f} MiB, dumped in {:.0f} ms), {} loaded after, class "
-                    "alignment {}; best of {} start-ups, each in a fresh process; {}",
-                    params_.classes, static_cast<double>(archive_bytes) / (1024.0 * 1024.0), dump_ms,
+        fmt::format("startup: {} classes in the archive ({:.1f} MiB, dumped in {:.0f} ms, base {:#x}), {} loaded "
+                    "after, class alignment {}; best of {} start-ups, each in a fresh process; {}",
+                    params_.classes, static_cast<double>(archive_bytes) / (1024.0 * 1024.0), dump_ms, params_.base,
                     params_.loaded_after, params_.class_alignment, repeat_, load.describe());
     std::printf("%s\n\n%s\n", header.c_str(), format_table(rows).c_str());
     for (const auto& v : verdict) std::printf("%s\n", v.c_str());

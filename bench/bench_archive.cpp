@@ -3,18 +3,17 @@
 //
 //   bench_archive [N=40000] [lookup_small=1000] [lookup_large=100000]
 //
-// The metadata: N classes with the workload model's sizes (docs/workload-model.md, "generated
-// classes"): a Klass of 66..78 words (class space) and 37 non-class blocks per class (sizes drawn
-// from the model's mix: 40 % 2..8 words, 45 % 9..16, 8 % 17..40, 7 % 41..100), every non-class
-// block pointing at its Klass (a full pointer) and the first one holding it as a narrow pointer
-// too; each Klass points at its first block and at its super class.
+// The metadata: N classes with the workload model's sizes, from tools/common/archive_workload.hpp
+// (shared with the lab's `startup` scenario): a Klass and 37 non-class blocks per class, every
+// block pointing at its Klass, a narrow pointer per class, the Klasses chained.
 //
 //   build        ms_create, one boot loader, every block allocated and written (pointers, a
 //                pattern), as a runtime would fill it (it would also parse class files: this is
 //                the lower bound of building)
 //   map          ms_create with the archive at its requested base, archive_verify=0 (lazy)
 //   map+verify   the same with archive_verify=1 (checksum of the regions, every slot checked)
-//   relocate     the requested base taken: map elsewhere and move every marked pointer
+//   relocate     the requested base taken: map elsewhere and move every marked pointer, lazily
+//                (archive_relocation=auto with verify=0: userfaultfd) and eagerly
 //   ...+walk     then touch every Klass and its first block (what the first use costs)
 // Time to ready is wall time of the call (median of the runs); RSS and PSS from /proc/self/smaps_rollup
 // while two processes hold the same (map: shared pages; build: private).
@@ -34,32 +33,14 @@
 #include <string>
 #include <vector>
 
+#include "archive_workload.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Shape {
-  std::vector<size_t> klass_bytes;                // per class
-  std::vector<std::vector<size_t>> nonclass;      // per class
-};
-
-Shape make_shape(size_t classes) {
-  std::mt19937_64 rng(387);
-  Shape s;
-  s.klass_bytes.resize(classes);
-  s.nonclass.resize(classes);
-  for (size_t c = 0; c < classes; c++) {
-    s.klass_bytes[c] = (66 + rng() % 13) * 8;
-    s.nonclass[c].resize(37);
-    for (size_t& b : s.nonclass[c]) {
-      unsigned r = rng() % 100;
-      size_t words = r < 40 ? 2 + rng() % 7 : r < 85 ? 9 + rng() % 8 : r < 93 ? 17 + rng() % 24
-                                                                     : 41 + rng() % 60;
-      b = words * 8;
-    }
-  }
-  return s;
-}
+using archive_workload::Shape;
+using archive_workload::make_shape;
 
 ms_settings_t settings() {
   ms_settings_t s;
@@ -69,46 +50,9 @@ ms_settings_t settings() {
   return s;
 }
 
-// Fills the blocks the way both paths do: pointers and a pattern in the rest.
-struct Filler {
-  void* prev = nullptr;
-  template <class Alloc, class Mark, class Encode>
-  void klass(const Shape& s, size_t c, Alloc alloc, Mark mark, Encode encode,
-             std::vector<void*>* klasses) {
-    auto* k = static_cast<char*>(alloc(MS_SPACE_CLASS, s.klass_bytes[c]));
-    std::memset(k, 0x4b, s.klass_bytes[c]);
-    void** kw = reinterpret_cast<void**>(k);
-    kw[1] = prev;
-    mark(&kw[1], false);
-    void* first = nullptr;
-    for (size_t b = 0; b < s.nonclass[c].size(); b++) {
-      auto* p = static_cast<char*>(alloc(MS_SPACE_NONCLASS, s.nonclass[c][b]));
-      std::memset(p, 0x6d, s.nonclass[c][b]);
-      void** pw = reinterpret_cast<void**>(p);
-      pw[0] = k;
-      mark(&pw[0], false);
-      if (b == 0) {
-        first = p;
-        uint32_t n = encode(k);
-        std::memcpy(p + 8, &n, 4);
-        mark(p + 8, true);
-      }
-    }
-    kw[0] = first;
-    mark(&kw[0], false);
-    prev = k;
-    if (klasses != nullptr) klasses->push_back(k);
-  }
-};
-
 // Builds the metadata by allocation from one boot loader of `ms`.
 void build(ms_metaspace_t* ms, const Shape& s, std::vector<void*>* klasses) {
-  ms_loader_t* l = ms_loader_create(ms, MS_LOADER_BOOT, 0);
-  Filler f;
-  for (size_t c = 0; c < s.klass_bytes.size(); c++) {
-    f.klass(s, c, [&](ms_space_t sp, size_t n) { return ms_allocate(l, sp, n); },
-            [](void*, bool) {}, [&](void* k) { return ms_encode_class(ms, k); }, klasses);
-  }
+  archive_workload::build(ms, ms_loader_create(ms, MS_LOADER_BOOT, 0), s, 0, s.classes(), klasses);
 }
 
 double ms_since(Clock::time_point t0) {
@@ -116,21 +60,10 @@ double ms_since(Clock::time_point t0) {
 }
 
 void dump(const Shape& s, const std::string& path, uintptr_t base) {
-  ms_settings_t st = settings();
-  ms_archive_builder_t* b = ms_archive_begin(&st, base);
-  if (b == nullptr) { std::fprintf(stderr, "%s\n", ms_last_error_text()); std::exit(1); }
-  Filler f;
-  for (size_t c = 0; c < s.klass_bytes.size(); c++) {
-    f.klass(s, c, [&](ms_space_t sp, size_t n) { return ms_archive_allocate(b, sp, n); },
-            [&](void* slot, bool narrow) {
-              if (narrow) ms_archive_mark_narrow_class(b, slot); else ms_archive_mark_pointer(b, slot);
-            },
-            [&](void* k) { return ms_archive_encode_class(b, k); }, nullptr);
-    if (c == 0) ms_archive_set_root(b, "first", f.prev);
+  if (archive_workload::dump(s, s.classes(), settings(), base, path.c_str()) != MS_OK) {
+    std::fprintf(stderr, "%s\n", ms_last_error_text());
+    std::exit(1);
   }
-  ms_archive_set_root(b, "last", f.prev);
-  if (ms_archive_write(b, path.c_str()) != MS_OK) { std::fprintf(stderr, "%s\n", ms_last_error_text()); std::exit(1); }
-  ms_archive_discard(b);
 }
 
 struct Rollup {
@@ -155,7 +88,7 @@ struct Result {
   long rss_kib = 0, pss_kib = 0, base_rss_kib = 0, base_pss_kib = 0;
 };
 
-enum class Mode { kBuild, kMap, kMapVerify, kRelocate };
+enum class Mode { kBuild, kMap, kMapVerify, kRelocate, kRelocateEager };
 
 // One start-up in this process: build or map, then walk.
 Result start_up(Mode mode, const Shape& s, const std::string& path, uintptr_t base) {
@@ -164,7 +97,7 @@ Result start_up(Mode mode, const Shape& s, const std::string& path, uintptr_t ba
   r.base_rss_kib = before.rss_kib;
   r.base_pss_kib = before.pss_kib;
   void* squat = nullptr;
-  if (mode == Mode::kRelocate) {
+  if (mode == Mode::kRelocate || mode == Mode::kRelocateEager) {
     squat = mmap(reinterpret_cast<void*>(base), 1 << 20, PROT_NONE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
   }
@@ -179,6 +112,7 @@ Result start_up(Mode mode, const Shape& s, const std::string& path, uintptr_t ba
   } else {
     st.archive_path = path.c_str();
     st.archive_verify = mode == Mode::kMapVerify;
+    st.archive_relocation = mode == Mode::kRelocateEager ? MS_ARCHIVE_RELOCATE_EAGER : MS_ARCHIVE_RELOCATE_AUTO;
     ms = ms_create(&st);
     if (ms == nullptr) { std::fprintf(stderr, "%s\n", ms_last_error_text()); std::exit(1); }
   }
@@ -208,9 +142,11 @@ Result start_up(Mode mode, const Shape& s, const std::string& path, uintptr_t ba
 }
 
 // Runs start_up in two child processes at once; both measure their rollup while both are ready.
+// Each child has its own "go" pipe: with one shared pipe, a child that measured quickly read both
+// bytes of the first "go" and the other one waited forever (seen with 2 000 classes).
 std::pair<Result, Result> in_two_processes(Mode mode, const Shape& s, const std::string& path) {
-  int ready[2], go[2], out[2][2];
-  if (pipe(ready) || pipe(go) || pipe(out[0]) || pipe(out[1])) std::exit(1);
+  int ready[2], go[2][2], out[2][2];
+  if (pipe(ready) || pipe(go[0]) || pipe(go[1]) || pipe(out[0]) || pipe(out[1])) std::exit(1);
   pid_t pids[2];
   for (int i = 0; i < 2; i++) {
     pids[i] = fork();
@@ -231,23 +167,23 @@ std::pair<Result, Result> in_two_processes(Mode mode, const Shape& s, const std:
       }
       char c = 'r';
       (void)!write(ready[1], &c, 1);
-      (void)!read(go[0], &c, 1);
+      (void)!read(go[i][0], &c, 1);
       Rollup after = rollup();
       r.rss_kib = after.rss_kib - before.rss_kib;
       r.pss_kib = after.pss_kib - before.pss_kib;
       (void)!write(out[i][1], &r, sizeof r);
-      (void)!read(go[0], &c, 1);
+      (void)!read(go[i][0], &c, 1);
       ms_destroy(ms);
       _exit(0);
     }
   }
   char c;
   for (int i = 0; i < 2; i++) (void)!read(ready[0], &c, 1);
-  (void)!write(go[1], "gg", 2);
+  for (auto& g : go) (void)!write(g[1], "g", 1);
   std::pair<Result, Result> res;
   (void)!read(out[0][0], &res.first, sizeof(Result));
   (void)!read(out[1][0], &res.second, sizeof(Result));
-  (void)!write(go[1], "gg", 2);
+  for (auto& g : go) (void)!write(g[1], "g", 1);
   for (pid_t p : pids) waitpid(p, nullptr, 0);
   return res;
 }
@@ -353,9 +289,10 @@ int main(int argc, char** argv) {
   std::printf("%zu classes: archive %.1f MiB, dumped in %.0f ms\n\n", n, file_bytes / 1048576.0, dump_ms);
   std::printf("| start-up | ready (ms, median of 7) | first walk (ms) | committed (MiB) |\n|---|---|---|---|\n");
   const char* names[] = {"build by allocation", "map (lazy, verify=0)", "map + verify",
-                         "relocate (base taken, verify=0)"};
-  double ready[4];
-  for (int m = 0; m < 4; m++) {
+                         "relocate (base taken, verify=0; auto: lazy, userfaultfd)",
+                         "relocate (base taken, verify=0, archive_relocation=eager)"};
+  double ready[5];
+  for (int m = 0; m < 5; m++) {
     std::vector<double> t, w;
     Result last;
     for (int rep = 0; rep < 7; rep++) {
@@ -367,8 +304,8 @@ int main(int argc, char** argv) {
     std::printf("| %s | %.2f | %.2f | %.1f |\n", names[m], ready[m], median(w),
                 last.committed / 1048576.0);
   }
-  std::printf("\nbuild / map = %.1fx, relocate / map = %.1fx, (map+verify) / map = %.1fx\n\n",
-              ready[0] / ready[1], ready[3] / ready[1], ready[2] / ready[1]);
+  std::printf("\nbuild / map = %.1fx, relocate / map = %.1fx (eager %.1fx), (map+verify) / map = %.1fx\n\n",
+              ready[0] / ready[1], ready[3] / ready[1], ready[4] / ready[1], ready[2] / ready[1]);
   std::printf("| two processes at once | RSS each (MiB) | PSS each (MiB) |\n|---|---|---|\n");
   for (Mode m : {Mode::kBuild, Mode::kMap}) {
     auto [a, b] = in_two_processes(m, s, path);

@@ -141,10 +141,19 @@ typedef struct ms_settings {
   int archive_verify;             /* 1 (default): checksum of the regions and every marked slot
                                      checked at ms_create (reads the whole file); 0: header,
                                      bitmaps and roots only, the regions stay untouched until used */
+  /* ---- appended after the archive's layout (lazy relocation, docs/archive.md) ---- */
+  int archive_relocation;         /* when the archive's base is taken: MS_ARCHIVE_RELOCATE_AUTO
+                                     (default: lazy when archive_verify is 0, else eager),
+                                     _EAGER (every pointer moved in ms_create), _LAZY (pages moved
+                                     when first touched, userfaultfd; eager where refused) */
 } ms_settings_t;
 
 #define MS_ARCHIVE_AUTO 0
 #define MS_ARCHIVE_REQUIRE 1
+
+#define MS_ARCHIVE_RELOCATE_AUTO 0
+#define MS_ARCHIVE_RELOCATE_EAGER 1
+#define MS_ARCHIVE_RELOCATE_LAZY 2
 
 #define MS_REPORT_NONE 0
 #define MS_REPORT_TEXT 1
@@ -163,7 +172,8 @@ void ms_settings_init(ms_settings_t* settings) MS__NOEXCEPT;
  * Keys: reclaim=none|balanced|aggressive, granule=16k, root_chunk=4m, node=64m, class_space=1g,
  * class_base=0x..., class_alignment=8, max_committed=256m, gc_threshold=64m, checked=0|1,
  * report_at_exit=none|text|json, verbose=0|1, archive=PATH, archive_policy=auto|require,
- * archive_verify=0|1 (sizes take k, m, g suffixes, binary; PATH may not contain a comma). An unknown
+ * archive_verify=0|1, archive_relocation=auto|eager|lazy (sizes take k, m, g suffixes, binary;
+ * PATH may not contain a comma). An unknown
  * key or a bad value is MS_ERR_INVALID_ARGUMENT naming it, and *settings is left unchanged.
  * Values are range-checked by ms_create, as for settings set in code. */
 ms_error_t ms_settings_parse(ms_settings_t* settings, const char* options) MS__NOEXCEPT;
@@ -266,6 +276,11 @@ typedef struct ms_archive_stats {
   size_t resident_bytes;          /* pages of the file in memory now (mincore: the page cache,
                                      shared, whether or not this process touched them) */
   size_t deallocations_ignored;   /* ms_deallocate calls on archived blocks */
+  /* ---- appended (lazy relocation) ---- */
+  int relocation;                 /* how a relocated archive is moved: MS_ARCHIVE_RELOCATE_EAGER or
+                                     _LAZY; 0 when not relocated */
+  const char* relocation_reason;  /* why that way (e.g. "userfaultfd ... refused: ..."): valid
+                                     while the metaspace lives; NULL when not relocated */
 } ms_archive_stats_t;
 
 typedef struct ms_stats {

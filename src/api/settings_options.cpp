@@ -24,7 +24,7 @@ constexpr const char* kVariable = "METASPACE_OPTIONS";
 constexpr const char* kKnownKeys =
     "reclaim, granule, root_chunk, node, class_space, class_base, class_alignment, "
     "max_committed, gc_threshold, checked, report_at_exit, verbose, archive, archive_policy, "
-    "archive_verify";
+    "archive_verify, archive_relocation";
 
 // An archive path from text must outlive the text: kept for the life of the process, once per
 // distinct path (a process names a handful).
@@ -123,6 +123,13 @@ bool apply(std::string_view key, std::string_view value, ms_settings_t* s) {
     return true;
   }
   if (key == "archive_verify") return parse_flag(value, &s->archive_verify) || bad("0 or 1");
+  if (key == "archive_relocation") {
+    if (value == "auto") s->archive_relocation = MS_ARCHIVE_RELOCATE_AUTO;
+    else if (value == "eager") s->archive_relocation = MS_ARCHIVE_RELOCATE_EAGER;
+    else if (value == "lazy") s->archive_relocation = MS_ARCHIVE_RELOCATE_LAZY;
+    else return bad("auto, eager or lazy");
+    return true;
+  }
   if (key == "verbose") return parse_flag(value, &s->verbose) || bad("0 or 1");
   if (key == "report_at_exit") {
     if (value == "none" || value == "0") s->report_at_exit = MS_REPORT_NONE;
@@ -175,9 +182,12 @@ ms_error_t ms_settings_parse(ms_settings_t* settings, const char* options) noexc
     }
     // Fields beyond the caller's struct cannot carry what the text set: refuse rather than drop.
     ms_settings_t defaults = metaspace::default_settings();
-    if (bytes < sizeof(ms_settings_t) &&
-        (s.archive_path != defaults.archive_path || s.archive_policy != defaults.archive_policy ||
-         s.archive_verify != defaults.archive_verify)) {
+    const bool has_archive = bytes >= offsetof(ms_settings_t, archive_verify) + sizeof(int);
+    const bool has_relocation = bytes >= offsetof(ms_settings_t, archive_relocation) + sizeof(int);
+    if ((!has_archive &&
+         (s.archive_path != defaults.archive_path || s.archive_policy != defaults.archive_policy ||
+          s.archive_verify != defaults.archive_verify)) ||
+        (!has_relocation && s.archive_relocation != defaults.archive_relocation)) {
       return fail(MS_ERR_INVALID_ARGUMENT, "%s: archive options need the archive fields of "
                   "ms_settings_t, which the caller's struct (%zu bytes) does not have", kVariable,
                   bytes);

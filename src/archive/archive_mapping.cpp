@@ -100,6 +100,12 @@ ms_error_t check_header(const Header& h, uint64_t file_size, const MapRequest& r
   return MS_OK;
 }
 
+bool pointer_outside(const Header& h, uint64_t word, uint64_t value) {
+  fail(MS_ERR_ARCHIVE_FORMAT, "archive: the bitmap marks the word at offset %#llx, which holds %#llx, outside "
+       "the archive", static_cast<unsigned long long>(data_begin(h) + word * 8), static_cast<unsigned long long>(value));
+  return false;
+}
+
 }  // namespace
 
 std::unique_ptr<ArchiveMapping> ArchiveMapping::map(const MapRequest& r) {
@@ -174,7 +180,7 @@ std::unique_ptr<ArchiveMapping> ArchiveMapping::map(const MapRequest& r) {
     fail(MS_ERR_ARCHIVE_CHANGED, "archive %s: the header changed while it was being mapped", r.path);
     return nullptr;
   }
-  if (!m->check_and_relocate(r.verify_data)) {
+  if (!m->check_and_relocate(r, file.fd)) {
     // The file may have been written after the checks above (size and time unchanged is not
     // proof): say so rather than blame the file.
     struct stat now {};
@@ -186,7 +192,8 @@ std::unique_ptr<ArchiveMapping> ArchiveMapping::map(const MapRequest& r) {
   return m;
 }
 
-bool ArchiveMapping::check_and_relocate(bool verify_data) {
+bool ArchiveMapping::check_and_relocate(const MapRequest& request, int fd) {
+  const bool verify_data = request.verify_data;
   const Header& h = header();
   const char* base = reinterpret_cast<const char*>(base_);
   Checksum meta;
@@ -226,28 +233,15 @@ bool ArchiveMapping::check_and_relocate(bool verify_data) {
     fail(MS_ERR_ARCHIVE_FORMAT, "archive: a bitmap marks a slot beyond the regions");
     return false;
   }
+  // Marked words hold addresses inside the regions as written: checked here when asked (read
+  // only, before any relocation), and by the eager relocation as it moves them.
   const uint64_t low = h.requested_base + data_begin(h), high = h.requested_base + data_end(h);
-  auto* words = reinterpret_cast<uint64_t*>(base_ + data_begin(h));
-#ifdef MADV_POPULATE_WRITE
-  // Relocation writes nearly every page of the regions (copy-on-write): one call faults them all
-  // in, rather than one trap per page. Only a hint: on failure (older kernels) the writes fault.
-  if (delta_ != 0) {
-    (void)madvise(reinterpret_cast<void*>(base_ + data_begin(h)), data_end(h) - data_begin(h),
-                  MADV_POPULATE_WRITE);
-  }
-#endif
-  if (verify_data || delta_ != 0) {
+  const auto* words = reinterpret_cast<const uint64_t*>(base_ + data_begin(h));
+  if (verify_data) {
     for (uint64_t i = 0; i < h.pointer_bitmap.bytes / 8; i++) {
       for (uint64_t bits = pbits[i]; bits != 0; bits &= bits - 1) {
         uint64_t w = i * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
-        uint64_t value = words[w];
-        if (value < low || value >= high) {
-          fail(MS_ERR_ARCHIVE_FORMAT, "archive: the bitmap marks the word at offset %#llx, which "
-               "holds %#llx, outside the archive", static_cast<unsigned long long>(data_begin(h) + w * 8),
-               static_cast<unsigned long long>(value));
-          return false;
-        }
-        if (delta_ != 0) words[w] = value + static_cast<uint64_t>(delta_);
+        if (words[w] < low || words[w] >= high) return pointer_outside(h, w, words[w]);
       }
     }
   }
@@ -266,6 +260,61 @@ bool ArchiveMapping::check_and_relocate(bool verify_data) {
       }
     }
   }
+  if (delta_ == 0) return true;
+  if (try_lazy(request, fd)) return true;
+  return relocate_eagerly();
+}
+
+bool ArchiveMapping::try_lazy(const MapRequest& request, int fd) {
+  if (request.relocation == MS_ARCHIVE_RELOCATE_EAGER) {
+    relocation_reason_ = "archive_relocation=eager";
+  } else if (request.relocation == MS_ARCHIVE_RELOCATE_AUTO && request.verify_data) {
+    relocation_reason_ = "archive_relocation=auto with archive_verify=1 (every page is read at start-up anyway)";
+  } else if (os::page_size() != LazyRelocation::kPageBytes) {
+    relocation_reason_ = "lazy relocation needs 4 KiB pages";
+  } else {
+    const Header& h = header();
+    LazyRelocationRequest lr;
+    lr.range = base_ + data_begin(h);
+    lr.bytes = data_end(h) - data_begin(h);
+    lr.fd = fd;
+    lr.file_offset = data_begin(h);
+    lr.pointer_bits = reinterpret_cast<const uint64_t*>(base_ + h.pointer_bitmap.offset);
+    lr.delta = delta_;
+    lr.low = h.requested_base + data_begin(h);
+    lr.high = h.requested_base + data_end(h);
+    std::string why_not;
+    lazy_ = LazyRelocation::start(lr, &why_not);
+    if (lazy_ != nullptr) {
+      relocation_ = MS_ARCHIVE_RELOCATE_LAZY;
+      relocation_reason_ = "userfaultfd: pages moved when first touched";
+      return true;
+    }
+    relocation_reason_ = "eager, lazy refused: " + why_not;
+    note("archive: %s", relocation_reason_.c_str());
+  }
+  return false;
+}
+
+bool ArchiveMapping::relocate_eagerly() {
+  const Header& h = header();
+  relocation_ = MS_ARCHIVE_RELOCATE_EAGER;
+#ifdef MADV_POPULATE_WRITE
+  // Relocation writes nearly every page of the regions (copy-on-write): one call faults them all
+  // in, rather than one trap per page. Only a hint: on failure (older kernels) the writes fault.
+  (void)madvise(reinterpret_cast<void*>(base_ + data_begin(h)), data_end(h) - data_begin(h), MADV_POPULATE_WRITE);
+#endif
+  const uint64_t low = h.requested_base + data_begin(h), high = h.requested_base + data_end(h);
+  const auto* pbits = reinterpret_cast<const uint64_t*>(base_ + h.pointer_bitmap.offset);
+  auto* words = reinterpret_cast<uint64_t*>(base_ + data_begin(h));
+  for (uint64_t i = 0; i < h.pointer_bitmap.bytes / 8; i++) {
+    for (uint64_t bits = pbits[i]; bits != 0; bits &= bits - 1) {
+      uint64_t w = i * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
+      uint64_t value = words[w];
+      if (value < low || value >= high) return pointer_outside(h, w, value);
+      words[w] = value + static_cast<uint64_t>(delta_);
+    }
+  }
   return true;
 }
 
@@ -281,6 +330,7 @@ ArchiveMapping::~ArchiveMapping() {
   if (base_ == 0) return;
   // The caller is usually returning its own error (a refusal): ours would replace it.
   KeepLastError keep;
+  lazy_.reset();  // the handler stopped before its range goes
   (void)os::release(reinterpret_cast<char*>(base_), reserved_bytes_ + class_space_bytes_);
 }
 
@@ -316,6 +366,10 @@ ms_archive_stats_t ArchiveMapping::stats() const {
   s.narrow_pointers = h.narrow_count;
   s.roots = h.root_count;
   s.deallocations_ignored = deallocations_ignored_.load(std::memory_order_relaxed);
+  if (delta_ != 0) {
+    s.relocation = relocation_;
+    s.relocation_reason = relocation_reason_.c_str();
+  }
   size_t page = os::page_size();
   size_t pages = align_up(file_bytes_, page) / page;
   std::vector<unsigned char> resident(pages);
@@ -336,6 +390,10 @@ bool ArchiveMapping::verify() const {
   MS_VERIFY(static_cast<uintptr_t>(delta_) == base_ - h.requested_base,
             "relocation delta %zd does not match base %#zx", static_cast<ssize_t>(delta_),
             static_cast<size_t>(base_));
+  MS_VERIFY(delta_ == 0 || relocation_ == MS_ARCHIVE_RELOCATE_EAGER || relocation_ == MS_ARCHIVE_RELOCATE_LAZY,
+            "relocated archive with relocation mode %d", relocation_);
+  MS_VERIFY((lazy_ != nullptr) == (relocation_ == MS_ARCHIVE_RELOCATE_LAZY),
+            "lazy relocation handler %p with relocation mode %d", static_cast<void*>(lazy_.get()), relocation_);
   return true;
 }
 

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "archive/archive_format.hpp"
+#include "archive/lazy_relocation.hpp"
 
 namespace metaspace::archive {
 
@@ -33,6 +34,7 @@ struct MapRequest {
   size_t root_chunk_bytes = 0;
   uintptr_t class_space_base = 0;  // 0: the archive's requested base decides
   bool verify_data = true;         // checksum of the regions and every marked slot checked
+  int relocation = MS_ARCHIVE_RELOCATE_AUTO;  // when the base is taken: eager, lazy, or auto
 };
 
 class ArchiveMapping {
@@ -64,6 +66,9 @@ class ArchiveMapping {
   // inside. False with the reason in the last error.
   bool verify() const;
 
+  // The lazy relocation's handler, if the archive is relocated lazily (tests).
+  LazyRelocation* lazy_relocation() { return lazy_.get(); }
+
   // Test seam: called after the file is mapped and before it is checked (a test changes the file
   // there). Null in production.
   static void (*after_map_hook)(const char* path);
@@ -71,7 +76,12 @@ class ArchiveMapping {
  private:
   ArchiveMapping() = default;
   // The checks on the mapped bytes, and relocation: false with the error recorded.
-  bool check_and_relocate(bool verify_data);
+  bool check_and_relocate(const MapRequest& request, int fd);
+  // Moves every marked pointer now (copy-on-write of the regions); false if a marked word holds
+  // an address outside the archive.
+  bool relocate_eagerly();
+  // Lazy relocation if asked for and possible; else records why not (relocation_reason_).
+  bool try_lazy(const MapRequest& request, int fd);
 
   uintptr_t base_ = 0;
   size_t reserved_bytes_ = 0;       // the archive's part of the range
@@ -79,6 +89,9 @@ class ArchiveMapping {
   size_t file_bytes_ = 0;
   intptr_t delta_ = 0;
   std::atomic<size_t> deallocations_ignored_{0};
+  int relocation_ = 0;              // MS_ARCHIVE_RELOCATE_EAGER / _LAZY once relocated
+  std::string relocation_reason_;
+  std::unique_ptr<LazyRelocation> lazy_;  // stopped before the range is released
 };
 
 }  // namespace metaspace::archive

@@ -79,6 +79,7 @@ bool Metaspace::map_archive(uintptr_t* class_wish) {
   request.root_chunk_bytes = settings_.root_chunk_bytes;
   request.class_space_base = settings_.class_space_base;
   request.verify_data = settings_.archive_verify != 0;
+  request.relocation = settings_.archive_relocation;
   archive_ = archive::ArchiveMapping::map(request);
   if (archive_ == nullptr) return leave_out_archive();
   archive_->release_class_space_range();

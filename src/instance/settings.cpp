@@ -33,6 +33,7 @@ ms_settings_t default_settings() {
   s.archive_path = nullptr;
   s.archive_policy = MS_ARCHIVE_AUTO;
   s.archive_verify = 1;
+  s.archive_relocation = MS_ARCHIVE_RELOCATE_AUTO;
   return s;
 }
 
@@ -108,6 +109,11 @@ ms_error_t complete_settings(const ms_settings_t& in, ms_settings_t* out) {
   }
   if (s.archive_verify != 0 && s.archive_verify != 1) {
     return fail(MS_ERR_INVALID_ARGUMENT, "archive_verify %d: must be 0 or 1", s.archive_verify);
+  }
+  if (s.archive_relocation != MS_ARCHIVE_RELOCATE_AUTO && s.archive_relocation != MS_ARCHIVE_RELOCATE_EAGER &&
+      s.archive_relocation != MS_ARCHIVE_RELOCATE_LAZY) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "archive_relocation %d: must be MS_ARCHIVE_RELOCATE_AUTO (0), "
+                "_EAGER (1) or _LAZY (2)", s.archive_relocation);
   }
   *out = s;
   return MS_OK;

@@ -219,6 +219,10 @@ class TextReport {
                  static_cast<unsigned long long>(a.base), a.relocated ? "relocated" : "not relocated",
                  static_cast<unsigned long long>(a.requested_base),
                  static_cast<long long>(a.relocation_delta), a.pointers);
+    if (a.relocated) {
+      std::fprintf(out_, "  relocation: %s (%s)\n", a.relocation == MS_ARCHIVE_RELOCATE_LAZY ? "lazy" : "eager",
+                   a.relocation_reason != nullptr ? a.relocation_reason : "");
+    }
     std::fprintf(out_, "  %-10s %12s %12s\n", "", "region", "used");
     std::fprintf(out_, "  %-10s %12s %12s\n", "class:", sz(a.class_region_bytes).c_str(),
                  sz(a.used_bytes[MS_SPACE_CLASS]).c_str());

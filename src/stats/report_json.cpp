@@ -80,6 +80,10 @@ void archive_object(JsonWriter& j, const ReportInput& in) {
     j.number("requested_base", a.requested_base);
     j.boolean("relocated", a.relocated != 0);
     j.signed_number("relocation_delta", a.relocation_delta);
+    if (a.relocated) {
+      j.string("relocation", a.relocation == MS_ARCHIVE_RELOCATE_LAZY ? "lazy" : "eager");
+      j.string("relocation_reason", a.relocation_reason != nullptr ? a.relocation_reason : "");
+    }
     j.number("file_bytes", a.file_bytes);
     j.number("reserved_bytes", a.reserved_bytes);
     j.number("class_region_bytes", a.class_region_bytes);

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "backend_registry.hpp"
+#include "command_registry.hpp"
 #include "compare/child_protocol.hpp"
 #include "compare/compare_driver.hpp"
 #include "file_locator.hpp"
@@ -245,6 +246,8 @@ int run_cli(int argc, char** argv) {
   auto* compare = app.add_subcommand("compare", "run a scenario on several backends, each in its own process");
   compare->require_subcommand(1);
   TraceCommands trace_commands(app);
+  auto extra_commands = make_registered_commands();
+  for (auto& c : extra_commands) c->add_to(app);
   for (auto& sc : scenarios) {
     ParamSet& ps = params[sc.get()];
     sc->add_flags(ps);
@@ -285,6 +288,8 @@ int run_cli(int argc, char** argv) {
   }
   if (backends_cmd->parsed()) return list_backends();
   if (auto status = trace_commands.run()) return *status;
+  for (auto& c : extra_commands)
+    if (auto status = c->run()) return *status;
 
   for (auto& [cmd, target] : commands) {
     if (!cmd->parsed()) continue;

@@ -13,7 +13,9 @@ The figure depends on the scenario:
   threads: classes loaded per second and speed-up against the thread count, with the load;
   one-loader: footprint and class space per class against the class alignment;
   micro: footprint and RSS per loader at the peak, and footprint over the steps;
-  summary: the worst footprint/live per trace and backend, HotSpot's own beside them.
+  summary: the worst footprint/live per trace and backend, HotSpot's own beside them;
+  startup (`metaspace-lab startup`): bars of the time to ready per start-up mode and thread count
+      (the best of the repeats), and the RSS and PSS each start-up gained.
 Every backend keeps one colour, line style and marker in every figure; a series equal to an
 earlier one says so in the legend. Exit status 3 when
 matplotlib is missing (metaspace-lab reports it), 2 on bad input.
@@ -389,6 +391,46 @@ def plot_micro(run, out):
     save(fig, out, title_lines(run, "one-class loaders"))
 
 
+STARTUP_MODES = (("build", "build (no archive)", "#d62728"), ("map", "map at base", "#1f77b4"),
+                 ("relocate", "relocate (base taken)", "#ff7f0e"), ("relocate-eager", "relocate, eager", "#9467bd"))
+
+
+def plot_startup(run, out):
+    best = {(s["mode"], s["threads"]): s for s in run["best"]}
+    threads = run["params"]["threads"]
+    fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(13, 5.5))
+    width = 0.8 / len(STARTUP_MODES)
+    for i, (mode, label, color) in enumerate(STARTUP_MODES):
+        xs = [j + (i - (len(STARTUP_MODES) - 1) / 2) * width for j in range(len(threads))]
+        ys = [best[(mode, t)]["ready_ms"] if (mode, t) in best else 0 for t in threads]
+        bars = ax_t.bar(xs, ys, width, label=label, color=color)
+        ax_t.bar_label(bars, fmt="%.1f", fontsize=7)
+    ax_t.set_xticks(range(len(threads)), [f"{t} thread{'s' if t > 1 else ''}" for t in threads])
+    ax_t.set_ylabel("time to ready (ms, best of the runs)")
+    ax_t.set_title("ms_create + the classes loaded after, by threads into the app loader", fontsize=10)
+    ax_t.legend(fontsize=8)
+    # Memory at the first thread count: RSS and PSS side by side per mode.
+    t0 = threads[0]
+    names = [label for mode, label, _ in STARTUP_MODES if (mode, t0) in best]
+    rss = [best[(mode, t0)]["rss"] / MIB for mode, _, _ in STARTUP_MODES if (mode, t0) in best]
+    pss = [best[(mode, t0)]["pss"] / MIB for mode, _, _ in STARTUP_MODES if (mode, t0) in best]
+    xs = range(len(names))
+    b1 = ax_m.bar([x - 0.2 for x in xs], rss, 0.4, label="RSS", color="#7f7f7f")
+    b2 = ax_m.bar([x + 0.2 for x in xs], pss, 0.4, label="PSS", color="#2ca02c")
+    ax_m.bar_label(b1, fmt="%.1f", fontsize=7)
+    ax_m.bar_label(b2, fmt="%.1f", fontsize=7)
+    ax_m.set_xticks(list(xs), names, fontsize=8)
+    ax_m.set_ylabel("MiB gained by start-up")
+    ax_m.set_title(f"memory at {t0} thread{'s' if t0 > 1 else ''}", fontsize=10)
+    ax_m.legend(fontsize=8)
+    p = run["params"]
+    title = (f"start-up: {p['classes']} classes archived, {p['loaded_after']} loaded after\n{run.get('command', '')}" +
+             load_note(run))
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+
+
 def plot_summary(summary, out):
     traces = []
     for r in summary["rows"]:
@@ -462,6 +504,9 @@ def main(argv):
         return 2
     with open(argv[1]) as f:
         run = json.load(f)
+    if run.get("scenario") == "startup":
+        plot_startup(run, argv[2])
+        return 0
     if "rows" in run:
         plot_summary(run, argv[2])
         return 0

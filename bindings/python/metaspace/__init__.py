@@ -10,6 +10,7 @@ What any FFI caller needs to do, shown here for Python:
   * keep callbacks alive as long as the library may call them, and never raise through them.
 """
 from ._lib import (  # noqa: F401
+    ArchiveBuilder,
     Error,
     Loader,
     Metaspace,
@@ -22,6 +23,11 @@ from ._lib import (  # noqa: F401
     RECLAIM_NONE,
     RECLAIM_BALANCED,
     RECLAIM_AGGRESSIVE,
+    ARCHIVE_AUTO,
+    ARCHIVE_REQUIRE,
+    ARCHIVE_RELOCATE_AUTO,
+    ARCHIVE_RELOCATE_EAGER,
+    ARCHIVE_RELOCATE_LAZY,
     library_version,
     lib,
 )

@@ -19,6 +19,8 @@ SPACE_NONCLASS, SPACE_CLASS = 0, 1
 LOADER_BOOT, LOADER_STANDARD, LOADER_MICRO = 0, 1, 2
 LOADER_SHARED = 1
 RECLAIM_NONE, RECLAIM_BALANCED, RECLAIM_AGGRESSIVE = 0, 1, 2
+ARCHIVE_AUTO, ARCHIVE_REQUIRE = 0, 1
+ARCHIVE_RELOCATE_AUTO, ARCHIVE_RELOCATE_EAGER, ARCHIVE_RELOCATE_LAZY = 0, 1, 2
 MAX_CHUNK_LEVELS = 17
 LOADER_KIND_COUNT = 3
 
@@ -48,6 +50,11 @@ class Settings(ctypes.Structure):
         ("gc_min_expansion_bytes", ctypes.c_size_t),
         ("report_at_exit", ctypes.c_int),
         ("verbose", ctypes.c_int),
+        # appended: the class-data archive (docs/archive.md)
+        ("archive_path", ctypes.c_char_p),
+        ("archive_policy", ctypes.c_int),
+        ("archive_verify", ctypes.c_int),
+        ("archive_relocation", ctypes.c_int),
     ]
 
 
@@ -65,6 +72,28 @@ class SpaceStats(ctypes.Structure):
         ("free_chunks_by_level", ChunkLevelStats * MAX_CHUNK_LEVELS)]
 
 
+class ArchiveStats(ctypes.Structure):
+    _fields_ = [
+        ("mapped", ctypes.c_int),
+        ("relocated", ctypes.c_int),
+        ("base", ctypes.c_size_t),
+        ("requested_base", ctypes.c_size_t),
+        ("relocation_delta", ctypes.c_ssize_t),
+        ("file_bytes", ctypes.c_size_t),
+        ("reserved_bytes", ctypes.c_size_t),
+        ("class_region_bytes", ctypes.c_size_t),
+        ("nonclass_region_bytes", ctypes.c_size_t),
+        ("used_bytes", ctypes.c_size_t * 2),
+        ("pointers", ctypes.c_size_t),
+        ("narrow_pointers", ctypes.c_size_t),
+        ("roots", ctypes.c_size_t),
+        ("resident_bytes", ctypes.c_size_t),
+        ("deallocations_ignored", ctypes.c_size_t),
+        ("relocation", ctypes.c_int),
+        ("relocation_reason", ctypes.c_char_p),
+    ]
+
+
 class Stats(ctypes.Structure):
     _fields_ = [
         ("space", SpaceStats * 2),
@@ -75,6 +104,8 @@ class Stats(ctypes.Structure):
         ("commit_granule_bytes", ctypes.c_size_t),
         ("commits", ctypes.c_size_t),
         ("uncommits", ctypes.c_size_t),
+        # appended
+        ("archive", ArchiveStats),
     ]
 
 
@@ -143,6 +174,17 @@ for name, res, args in [
     ("ms_report_options_init_sized", _E, [ctypes.POINTER(ReportOptions), _SZ]),
     ("ms_print_report_cb", _E, [_P, WRITE_FN, _P, ctypes.POINTER(ReportOptions)]),
     ("ms_write_report_json_cb", _E, [_P, WRITE_FN, _P, ctypes.POINTER(ReportOptions)]),
+    ("ms_archive_begin", _P, [ctypes.POINTER(Settings), ctypes.c_size_t]),
+    ("ms_archive_allocate", _P, [_P, _E, _SZ]),
+    ("ms_archive_mark_pointer", _E, [_P, _P]),
+    ("ms_archive_mark_narrow_class", _E, [_P, _P]),
+    ("ms_archive_encode_class", ctypes.c_uint32, [_P, _P]),
+    ("ms_archive_set_root", _E, [_P, ctypes.c_char_p, _P]),
+    ("ms_archive_write", _E, [_P, ctypes.c_char_p]),
+    ("ms_archive_discard", None, [_P]),
+    ("ms_archive_root", _P, [_P, ctypes.c_char_p]),
+    ("ms_is_archived", ctypes.c_int, [_P, _P]),
+    ("ms_archive_status", _E, [_P, ctypes.POINTER(ctypes.c_char_p)]),
 ]:
     fn = getattr(lib, name)
     fn.restype = res
@@ -215,7 +257,9 @@ class Metaspace:
         if options:
             _check(lib.ms_settings_parse(ctypes.byref(s), options.encode()))
         for key, value in fields.items():
-            setattr(s, key, value)
+            if key == "archive_path" and isinstance(value, str):
+                value = value.encode()
+            setattr(s, key, value)  # a bytes archive_path lives in `fields` until ms_create copied it
         self._handle = lib.ms_create(ctypes.byref(s))
         if not self._handle:
             _raise_last()
@@ -254,6 +298,25 @@ class Metaspace:
     def is_class_space(self, address):
         return bool(lib.ms_is_class_space(self._handle, address))
 
+    def is_archived(self, address):
+        return bool(lib.ms_is_archived(self._handle, address))
+
+    def archive_root(self, name):
+        """The address of the archived block named `name`, or None."""
+        return lib.ms_archive_root(self._handle, name.encode()) or None
+
+    def archive_status(self):
+        """(error name, reason): ("MS_OK", "") when the archive asked for is mapped."""
+        reason = ctypes.c_char_p()
+        code = lib.ms_archive_status(self._handle, ctypes.byref(reason))
+        return ERROR_NAMES[code], (reason.value or b"").decode()
+
+    def encode_class(self, address):
+        return lib.ms_encode_class(self._handle, address)
+
+    def decode_class(self, narrow):
+        return lib.ms_decode_class(self._handle, narrow)
+
     def report(self, json=False, per_loader=False, scale=b"\0"):
         pieces = []
 
@@ -271,3 +334,48 @@ class Metaspace:
         callback = WRITE_FN(write)  # referenced until the call returns
         _check(fn(self._handle, callback, None, ctypes.byref(o)))
         return b"".join(pieces).decode()
+
+
+class ArchiveBuilder:
+    """Dump time: blocks allocated, pointer slots marked, roots named, then written to a file."""
+
+    def __init__(self, base=0, **fields):
+        s = Settings()
+        _check(lib.ms_settings_init_sized(ctypes.byref(s), ctypes.sizeof(s)))
+        for key, value in fields.items():
+            setattr(s, key, value)
+        self._handle = lib.ms_archive_begin(ctypes.byref(s), base)
+        if not self._handle:
+            _raise_last()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.discard()
+
+    def allocate(self, size, space=SPACE_NONCLASS):
+        p = lib.ms_archive_allocate(self._handle, space, size)
+        if not p:
+            _raise_last()
+        return p
+
+    def mark_pointer(self, slot):
+        _check(lib.ms_archive_mark_pointer(self._handle, slot))
+
+    def mark_narrow_class(self, slot):
+        _check(lib.ms_archive_mark_narrow_class(self._handle, slot))
+
+    def encode_class(self, klass):
+        return lib.ms_archive_encode_class(self._handle, klass)
+
+    def set_root(self, name, block):
+        _check(lib.ms_archive_set_root(self._handle, name.encode(), block))
+
+    def write(self, path):
+        _check(lib.ms_archive_write(self._handle, os.fsencode(path)))
+
+    def discard(self):
+        if self._handle:
+            handle, self._handle = self._handle, None
+            lib.ms_archive_discard(handle)

@@ -128,3 +128,99 @@ def test_every_error_code_the_library_names_is_known_here():
     for code in range(1, len(_lib.ERROR_NAMES)):
         assert not _lib.lib.ms_error_name(code).startswith(b"unknown"), _lib.ERROR_NAMES[code]
     assert _lib.lib.ms_error_name(len(_lib.ERROR_NAMES)).startswith(b"unknown")
+
+
+def _dump_tiny_archive(path, classes=3):
+    """Each class: a Klass (class space) whose word 0 points at its method block and whose word 1
+    points at the previous Klass; the method block holds the Klass by full and narrow pointer."""
+    with metaspace.ArchiveBuilder(class_alignment_bytes=64) as b:
+        prev = None
+        for i in range(classes):
+            k = b.allocate(128, metaspace.SPACE_CLASS)
+            m = b.allocate(32)
+            kw = (ctypes.c_size_t * 16).from_address(k)
+            mw = (ctypes.c_size_t * 4).from_address(m)
+            kw[0], kw[1], kw[2] = m, prev or 0, 1000 + i
+            b.mark_pointer(k)
+            if prev:
+                b.mark_pointer(k + 8)
+            mw[0] = k
+            b.mark_pointer(m)
+            narrow = ctypes.c_uint32.from_address(m + 8)
+            narrow.value = b.encode_class(k)
+            b.mark_narrow_class(m + 8)
+            prev = k
+        b.set_root("last", prev)
+        b.write(path)
+
+
+def _walk(ms, classes=3):
+    k = ms.archive_root("last")
+    for i in reversed(range(classes)):
+        assert k and ms.is_archived(k)
+        kw = (ctypes.c_size_t * 3).from_address(k)
+        assert kw[2] == 1000 + i
+        m = kw[0]
+        assert ms.is_archived(m)
+        assert ctypes.c_size_t.from_address(m).value == k
+        assert ms.decode_class(ctypes.c_uint32.from_address(m + 8).value) == k
+        assert ms.encode_class(k) == ctypes.c_uint32.from_address(m + 8).value
+        k = kw[1]
+    assert not k
+
+
+def test_maps_an_archive_written_through_the_dump_api(tmp_path):
+    path = str(tmp_path / "tiny.msa")
+    _dump_tiny_archive(path)
+    with metaspace.Metaspace(class_alignment_bytes=64, archive_path=path,
+                             archive_policy=metaspace.ARCHIVE_REQUIRE) as ms:
+        assert ms.archive_status() == ("MS_OK", "")
+        st = ms.stats().archive
+        assert st.mapped == 1 and st.relocated == 0 and st.relocation_delta == 0
+        assert st.roots == 1 and st.narrow_pointers == 3 and st.pointers == 3 * 3 - 1
+        assert st.relocation == 0 and st.relocation_reason is None
+        _walk(ms)
+        ms.verify()
+        assert "Archive:" in ms.report()
+        assert json.loads(ms.report(json=True))["archive"]["mapped"] is True
+
+
+@pytest.mark.parametrize("relocation,expected", [
+    (metaspace.ARCHIVE_RELOCATE_EAGER, metaspace.ARCHIVE_RELOCATE_EAGER),
+    (metaspace.ARCHIVE_RELOCATE_LAZY, None),  # lazy, or eager where userfaultfd is refused
+])
+def test_relocates_an_archive_whose_base_is_taken(tmp_path, relocation, expected):
+    path = str(tmp_path / "tiny.msa")
+    _dump_tiny_archive(path)
+    with metaspace.Metaspace(class_alignment_bytes=64, archive_path=path) as ms:
+        requested = ms.stats().archive.requested_base
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_long]
+    MAP_PRIVATE, MAP_ANONYMOUS, MAP_FIXED_NOREPLACE = 0x02, 0x20, 0x100000
+    squat = libc.mmap(requested, 1 << 20, 0, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0)
+    assert squat == requested
+    try:
+        with metaspace.Metaspace(class_alignment_bytes=64, archive_path=path, archive_verify=0,
+                                 archive_relocation=relocation,
+                                 archive_policy=metaspace.ARCHIVE_REQUIRE) as ms:
+            st = ms.stats().archive
+            assert st.relocated == 1 and st.relocation_delta == st.base - requested != 0
+            assert st.relocation in (expected,) if expected else st.relocation in (
+                metaspace.ARCHIVE_RELOCATE_EAGER, metaspace.ARCHIVE_RELOCATE_LAZY)
+            assert st.relocation_reason
+            _walk(ms)
+            ms.verify()
+    finally:
+        libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        libc.munmap(ctypes.c_void_p(squat), 1 << 20)
+
+
+def test_refused_archive_is_left_out_with_the_reason(tmp_path):
+    path = tmp_path / "bad.msa"
+    path.write_bytes(b"not an archive" * 400)
+    with metaspace.Metaspace(archive_path=str(path)) as ms:
+        name, reason = ms.archive_status()
+        assert name == "MS_ERR_ARCHIVE_FORMAT" and "magic" in reason
+        assert ms.stats().archive.mapped == 0

@@ -57,6 +57,27 @@ inline uintptr_t free_address(size_t bytes) {
   return a;
 }
 
+// Someone else sits at `base` (1 MiB, no access) while it lives: an archive asking for that base
+// must be relocated.
+class BaseSquatter {
+ public:
+  explicit BaseSquatter(uintptr_t base)
+      : p_(mmap(reinterpret_cast<void*>(base), kBytes, PROT_NONE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0)) {}
+  ~BaseSquatter() { release(); }
+  BaseSquatter(const BaseSquatter&) = delete;
+  BaseSquatter& operator=(const BaseSquatter&) = delete;
+  bool holds(uintptr_t base) const { return p_ == reinterpret_cast<void*>(base); }
+  void release() {
+    if (p_ != MAP_FAILED && p_ != nullptr) munmap(p_, kBytes);
+    p_ = nullptr;
+  }
+
+ private:
+  static constexpr size_t kBytes = 1 << 20;
+  void* p_;
+};
+
 class TempDir {
  public:
   TempDir() {

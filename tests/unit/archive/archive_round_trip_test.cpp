@@ -42,10 +42,8 @@ TEST(ArchiveRoundTrip, BaseTakenRelocatesEveryMarkedPointer) {
   ms_settings_t s = archive_settings();
   uintptr_t base = free_address(256u << 20);
   write_graph(path, s, base, 300, 4);
-  // Someone else sits at the requested base.
-  void* squatter = mmap(reinterpret_cast<void*>(base), 1 << 20, PROT_NONE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-  ASSERT_EQ(squatter, reinterpret_cast<void*>(base));
+  BaseSquatter squatter(base);
+  ASSERT_TRUE(squatter.holds(base));
   s.archive_path = path.c_str();
   ms_metaspace_t* ms = ms_create(&s);
   ASSERT_NE(ms, nullptr) << ms_last_error_text();
@@ -58,7 +56,6 @@ TEST(ArchiveRoundTrip, BaseTakenRelocatesEveryMarkedPointer) {
   EXPECT_EQ(static_cast<uintptr_t>(st.archive.relocation_delta), st.archive.base - base);
   check_graph(ms, 300, 4);
   ms_destroy(ms);
-  munmap(squatter, 1 << 20);
 }
 
 TEST(ArchiveRoundTrip, NarrowPointersCoverArchiveAndClassSpaceAtEveryShift) {

@@ -41,6 +41,11 @@ pub struct ms_loader_t {
     _private: [u8; 0],
 }
 
+#[repr(C)]
+pub struct ms_archive_builder_t {
+    _private: [u8; 0],
+}
+
 pub type ms_gc_callback_t = Option<unsafe extern "C" fn(*mut ms_metaspace_t, usize, *mut c_void)>;
 pub type ms_write_fn = Option<unsafe extern "C" fn(*mut c_void, *const c_char, usize)>;
 
@@ -65,6 +70,46 @@ pub struct ms_settings_t {
     pub gc_min_expansion_bytes: usize,
     pub report_at_exit: c_int,
     pub verbose: c_int,
+    // appended: the class-data archive (docs/archive.md)
+    pub archive_path: *const c_char,
+    pub archive_policy: c_int,
+    pub archive_verify: c_int,
+    pub archive_relocation: c_int,
+}
+
+pub const MS_ARCHIVE_AUTO: c_int = 0;
+pub const MS_ARCHIVE_REQUIRE: c_int = 1;
+pub const MS_ARCHIVE_RELOCATE_AUTO: c_int = 0;
+pub const MS_ARCHIVE_RELOCATE_EAGER: c_int = 1;
+pub const MS_ARCHIVE_RELOCATE_LAZY: c_int = 2;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ms_archive_stats_t {
+    pub mapped: c_int,
+    pub relocated: c_int,
+    pub base: usize,
+    pub requested_base: usize,
+    pub relocation_delta: isize,
+    pub file_bytes: usize,
+    pub reserved_bytes: usize,
+    pub class_region_bytes: usize,
+    pub nonclass_region_bytes: usize,
+    pub used_bytes: [usize; 2],
+    pub pointers: usize,
+    pub narrow_pointers: usize,
+    pub roots: usize,
+    pub resident_bytes: usize,
+    pub deallocations_ignored: usize,
+    pub relocation: c_int,
+    pub relocation_reason: *const c_char,
+}
+
+impl Default for ms_archive_stats_t {
+    fn default() -> Self {
+        // All zero (no archive): plain integers and a null pointer.
+        unsafe { std::mem::zeroed() }
+    }
 }
 
 #[repr(C)]
@@ -108,6 +153,8 @@ pub struct ms_stats_t {
     pub commit_granule_bytes: usize,
     pub commits: usize,
     pub uncommits: usize,
+    // appended
+    pub archive: ms_archive_stats_t,
 }
 
 #[repr(C)]
@@ -122,6 +169,18 @@ pub struct ms_report_options_t {
 
 extern "C" {
     pub fn ms_version() -> *const c_char;
+    pub fn ms_archive_begin(settings: *const ms_settings_t, base: usize) -> *mut ms_archive_builder_t;
+    pub fn ms_archive_allocate(b: *mut ms_archive_builder_t, space: ms_space_t, bytes: usize) -> *mut c_void;
+    pub fn ms_archive_mark_pointer(b: *mut ms_archive_builder_t, slot: *mut c_void) -> ms_error_t;
+    pub fn ms_archive_mark_narrow_class(b: *mut ms_archive_builder_t, slot: *mut c_void) -> ms_error_t;
+    pub fn ms_archive_encode_class(b: *mut ms_archive_builder_t, klass: *const c_void) -> u32;
+    pub fn ms_archive_set_root(b: *mut ms_archive_builder_t, name: *const c_char, block: *const c_void)
+        -> ms_error_t;
+    pub fn ms_archive_write(b: *mut ms_archive_builder_t, path: *const c_char) -> ms_error_t;
+    pub fn ms_archive_discard(b: *mut ms_archive_builder_t);
+    pub fn ms_archive_root(ms: *mut ms_metaspace_t, name: *const c_char) -> *mut c_void;
+    pub fn ms_is_archived(ms: *const ms_metaspace_t, p: *const c_void) -> c_int;
+    pub fn ms_archive_status(ms: *mut ms_metaspace_t, reason: *mut *const c_char) -> ms_error_t;
     pub fn ms_last_error() -> ms_error_t;
     pub fn ms_last_error_text() -> *const c_char;
     pub fn ms_error_name(e: ms_error_t) -> *const c_char;

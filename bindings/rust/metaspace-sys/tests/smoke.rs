@@ -59,3 +59,58 @@ fn create_allocate_report_destroy() {
         ms_destroy(ms);
     }
 }
+
+// An archive written through the dump API and mapped: roots, full and narrow pointers, stats.
+#[test]
+fn dump_and_map_an_archive() {
+    unsafe {
+        let mut s = MaybeUninit::<ms_settings_t>::uninit();
+        assert_eq!(ms_settings_init_sized(s.as_mut_ptr(), size_of::<ms_settings_t>()), MS_OK);
+        let mut s = s.assume_init();
+        s.class_alignment_bytes = 64;
+        assert_eq!(s.archive_relocation, MS_ARCHIVE_RELOCATE_AUTO);
+        let b = ms_archive_begin(&s, 0);
+        assert!(!b.is_null());
+        let k = ms_archive_allocate(b, MS_SPACE_CLASS, 128) as *mut usize;
+        let m = ms_archive_allocate(b, MS_SPACE_NONCLASS, 32) as *mut usize;
+        *k = m as usize;
+        *k.add(2) = 4242;
+        assert_eq!(ms_archive_mark_pointer(b, k as *mut c_void), MS_OK);
+        *m = k as usize;
+        assert_eq!(ms_archive_mark_pointer(b, m as *mut c_void), MS_OK);
+        let narrow = m.add(1) as *mut u32;
+        *narrow = ms_archive_encode_class(b, k as *const c_void);
+        assert_eq!(ms_archive_mark_narrow_class(b, narrow as *mut c_void), MS_OK);
+        let root = CString::new("k").unwrap();
+        assert_eq!(ms_archive_set_root(b, root.as_ptr(), k as *const c_void), MS_OK);
+        let path = std::env::temp_dir().join(format!("metaspace-sys-{}.msa", std::process::id()));
+        let cpath = CString::new(path.to_str().unwrap()).unwrap();
+        assert_eq!(ms_archive_write(b, cpath.as_ptr()), MS_OK);
+        ms_archive_discard(b);
+
+        s.archive_path = cpath.as_ptr();
+        s.archive_policy = MS_ARCHIVE_REQUIRE;
+        let ms = ms_create(&s);
+        assert!(!ms.is_null(), "{:?}", CStr::from_ptr(ms_last_error_text()));
+        let mut reason: *const c_char = std::ptr::null();
+        assert_eq!(ms_archive_status(ms, &mut reason), MS_OK);
+        let k = ms_archive_root(ms, root.as_ptr()) as *const usize;
+        assert!(!k.is_null());
+        assert_eq!(ms_is_archived(ms, k as *const c_void), 1);
+        assert_eq!(*k.add(2), 4242);
+        let m = *k as *const usize;
+        assert_eq!(ms_is_archived(ms, m as *const c_void), 1);
+        assert_eq!(*m, k as usize);
+        assert_eq!(ms_decode_class(ms, *(m.add(1) as *const u32)), k as *mut c_void);
+        let mut st = ms_stats_t::default();
+        assert_eq!(ms_get_stats_sized(ms, &mut st, size_of::<ms_stats_t>()), MS_OK);
+        assert_eq!(st.archive.mapped, 1);
+        assert_eq!(st.archive.relocated, 0);
+        assert_eq!(st.archive.pointers, 2);
+        assert_eq!(st.archive.narrow_pointers, 1);
+        assert_eq!(st.archive.roots, 1);
+        assert!(st.archive.relocation_reason.is_null());
+        ms_destroy(ms);
+        let _ = std::fs::remove_file(&path);
+    }
+}

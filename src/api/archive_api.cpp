@@ -129,9 +129,7 @@ void* ms_archive_root(ms_metaspace_t* ms, const char* name) noexcept {
 // Hot for a runtime (is this Klass shared?): a range check, nothing that can throw.
 int ms_is_archived(const ms_metaspace_t* ms, const void* p) noexcept {
   if (ms == nullptr) return 0;
-  const metaspace::archive::ArchiveMapping* a =
-      reinterpret_cast<const Metaspace*>(ms)->archive();
-  return a != nullptr && a->contains(p) ? 1 : 0;
+  return reinterpret_cast<const Metaspace*>(ms)->in_archive(p) ? 1 : 0;
 }
 
 ms_error_t ms_archive_status(ms_metaspace_t* ms, const char** reason) noexcept {

@@ -52,6 +52,7 @@ class ArchiveMapping {
 
   uintptr_t base() const { return base_; }
   size_t reserved_bytes() const { return reserved_bytes_; }
+  size_t file_bytes() const { return file_bytes_; }
   const Header& header() const { return *reinterpret_cast<const Header*>(base_); }
   // O(1): one subtraction and one compare, whatever the archive's size.
   bool contains(const void* p) const {

@@ -48,6 +48,10 @@ Metaspace::Metaspace(const ms_settings_t& settings)
       if (!leave_out_archive()) return;
     }
   }
+  if (archive_ != nullptr) {
+    archive_lo_ = archive_->base();
+    archive_bytes_ = archive_->file_bytes();
+  }
   limiter_.set_policy({settings.gc_min_free_percent, settings.gc_max_free_percent,
                        settings.gc_min_expansion_bytes, settings.commit_granule_bytes});
   // The class space first: it may ask for a base address, and no other reservation may take
@@ -258,7 +262,7 @@ void Metaspace::space_totals(ms_stats_t& t) {
   // The counters of both spaces at one instant (a non-class arena's fold may touch both).
   const SpaceUsage* usage[2] = {&contexts[0]->chunks().usage(), &contexts[1]->chunks().usage()};
   for (int attempt = 0;; attempt++) {
-    uint64_t v[2];
+    uint64_t v[2] = {0, 0};  // read only when both read_begin calls ran (GCC cannot see it)
     bool quiet = usage[0]->read_begin(&v[0]) && usage[1]->read_begin(&v[1]);
     for (int s = 0; s < 2; s++) {
       ms_space_stats_t& sp = t.space[s];

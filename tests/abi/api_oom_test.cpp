@@ -132,14 +132,18 @@ struct Sweep {
   // Runs `call` with the k-th allocation failing for k = 1, 2, ... until it succeeds without
   // reaching k. `call` returns true on success; on failure the error must be
   // MS_ERR_OUT_OF_MEMORY and the metaspace (if any) consistent and unchanged.
-  void every_point(ms_metaspace_t* ms, const char* what, const std::function<bool()>& call) {
+  // kOnce: the call cannot be repeated once it succeeded (a free: the next one would be a
+  // double free), so a failure the library absorbed ends the sweep of that call.
+  enum class Repeat { kWhileAbsorbed, kOnce };
+  void every_point(ms_metaspace_t* ms, const char* what, const std::function<bool()>& call,
+                   Repeat repeat = Repeat::kWhileAbsorbed) {
     for (long k = 1;; k++) {
       Observed before = ms != nullptr ? observe(ms) : Observed{};
       inject.arm(k);
       bool ok = call();
       bool consumed = inject.disarm();
       if (ok) {
-        if (!consumed) return;
+        if (!consumed || repeat == Repeat::kOnce) return;
         continue;  // the failure hit an allocation whose failure the library absorbs
       }
       points++;
@@ -190,8 +194,9 @@ void workload(Sweep& sweep, int checked, ms_reclaim_t reclaim) {
       ASSERT_NE(p, nullptr);
       std::memset(p, 0x11, n);
       if (j % 3 == 0) {
-        sweep.every_point(ms, "ms_deallocate",
-                          [&] { return ms_deallocate(l, p, n) == MS_OK; });
+        // A free whose medium bins could not be made files the block in the tree and succeeds.
+        sweep.every_point(ms, "ms_deallocate", [&] { return ms_deallocate(l, p, n) == MS_OK; },
+                          Sweep::Repeat::kOnce);
       }
     }
   }
@@ -227,7 +232,7 @@ void workload(Sweep& sweep, int checked, ms_reclaim_t reclaim) {
   if (consistent) sweep.every_point(ms, "ms_verify", [&] { return ms_verify(ms) == MS_OK; });
   for (size_t i = 0; i < loaders.size(); i += 2) {
     sweep.every_point(ms, "ms_loader_destroy",
-                      [&] { return ms_loader_destroy(loaders[i]) == MS_OK; });
+                      [&] { return ms_loader_destroy(loaders[i]) == MS_OK; }, Sweep::Repeat::kOnce);
   }
   sweep.every_point(ms, "ms_purge", [&] {
     ms_purge(ms);

@@ -34,6 +34,8 @@
 #include <vector>
 
 #include "archive_workload.hpp"
+#include "proc_memory.hpp"
+#include "two_processes.hpp"
 
 namespace {
 
@@ -70,16 +72,8 @@ struct Rollup {
   long rss_kib = 0, pss_kib = 0;
 };
 Rollup rollup() {
-  Rollup r;
-  FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
-  char line[256];
-  while (f != nullptr && std::fgets(line, sizeof line, f) != nullptr) {
-    long v;
-    if (std::sscanf(line, "Rss: %ld", &v) == 1) r.rss_kib = v;
-    if (std::sscanf(line, "Pss: %ld", &v) == 1) r.pss_kib = v;
-  }
-  if (f != nullptr) std::fclose(f);
-  return r;
+  return {static_cast<long>(proc_memory::kib_field("/proc/self/smaps_rollup", "Rss").value_or(0) / 1024),
+          static_cast<long>(proc_memory::proportional_bytes().value_or(0) / 1024)};
 }
 
 struct Result {
@@ -141,51 +135,29 @@ Result start_up(Mode mode, const Shape& s, const std::string& path, uintptr_t ba
   return r;
 }
 
-// Runs start_up in two child processes at once; both measure their rollup while both are ready.
-// Each child has its own "go" pipe: with one shared pipe, a child that measured quickly read both
-// bytes of the first "go" and the other one waited forever (seen with 2 000 classes).
-std::pair<Result, Result> in_two_processes(Mode mode, const Shape& s, const std::string& path) {
-  int ready[2], go[2][2], out[2][2];
-  if (pipe(ready) || pipe(go[0]) || pipe(go[1]) || pipe(out[0]) || pipe(out[1])) std::exit(1);
-  pid_t pids[2];
-  for (int i = 0; i < 2; i++) {
-    pids[i] = fork();
-    if (pids[i] == 0) {
-      // Both hold their metadata before either measures.
-      Result r;
-      Rollup before = rollup();
-      ms_settings_t st = settings();
-      ms_metaspace_t* ms;
+// Two processes hold the same metadata at once (tools/common/two_processes.hpp): an archive with
+// every page read (archive_verify=1), or the metadata built.
+std::pair<two_processes::Gain, two_processes::Gain> in_two_processes(Mode mode, const Shape& s,
+                                                                     const std::string& path) {
+  auto gains = two_processes::measure([&]() -> std::function<void()> {
+    ms_settings_t st = settings();
+    ms_metaspace_t* ms;
+    if (mode == Mode::kBuild) {
+      ms = ms_create(&st);
       std::vector<void*> keep;
-      if (mode == Mode::kBuild) {
-        ms = ms_create(&st);
-        build(ms, s, &keep);
-      } else {
-        st.archive_path = path.c_str();
-        st.archive_verify = 1;  // every page read: the archive's whole RSS
-        ms = ms_create(&st);
-      }
-      char c = 'r';
-      (void)!write(ready[1], &c, 1);
-      (void)!read(go[i][0], &c, 1);
-      Rollup after = rollup();
-      r.rss_kib = after.rss_kib - before.rss_kib;
-      r.pss_kib = after.pss_kib - before.pss_kib;
-      (void)!write(out[i][1], &r, sizeof r);
-      (void)!read(go[i][0], &c, 1);
-      ms_destroy(ms);
-      _exit(0);
+      build(ms, s, &keep);
+    } else {
+      st.archive_path = path.c_str();
+      st.archive_verify = 1;  // every page read: the archive's whole RSS
+      ms = ms_create(&st);
     }
+    return [ms] { ms_destroy(ms); };
+  });
+  if (!gains) {
+    std::fprintf(stderr, "two processes: a child failed\n");
+    std::exit(1);
   }
-  char c;
-  for (int i = 0; i < 2; i++) (void)!read(ready[0], &c, 1);
-  for (auto& g : go) (void)!write(g[1], "g", 1);
-  std::pair<Result, Result> res;
-  (void)!read(out[0][0], &res.first, sizeof(Result));
-  (void)!read(out[1][0], &res.second, sizeof(Result));
-  for (auto& g : go) (void)!write(g[1], "g", 1);
-  for (pid_t p : pids) waitpid(p, nullptr, 0);
-  return res;
+  return *gains;
 }
 
 Result in_child(Mode mode, const Shape& s, const std::string& path, uintptr_t base) {
@@ -310,7 +282,8 @@ int main(int argc, char** argv) {
   for (Mode m : {Mode::kBuild, Mode::kMap}) {
     auto [a, b] = in_two_processes(m, s, path);
     std::printf("| %s | %.1f / %.1f | %.1f / %.1f |\n", m == Mode::kBuild ? "build" : "map (all pages read)",
-                a.rss_kib / 1024.0, b.rss_kib / 1024.0, a.pss_kib / 1024.0, b.pss_kib / 1024.0);
+                a.rss_bytes / 1048576.0, b.rss_bytes / 1048576.0, a.pss_bytes / 1048576.0,
+                b.pss_bytes / 1048576.0);
   }
   std::printf("\n| lookups (ns per call, best of 5) | ms_is_archived | encode+decode | arena baseline |\n|---|---|---|---|\n");
   lookups(small, std::string(dir) + "/small.msa");

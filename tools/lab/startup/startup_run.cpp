@@ -2,13 +2,16 @@
 
 #include <metaspace/metaspace.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <thread>
 #include <vector>
 
 #include "archive_workload.hpp"
 #include "proc_memory.hpp"
+#include "two_processes.hpp"
 
 namespace lab {
 namespace {
@@ -146,6 +149,42 @@ StartupSample run_startup(StartupMode mode, unsigned threads, const StartupParam
   }
   ms_destroy(ms);
   if (squat != nullptr) munmap(squat, kSquatBytes);
+  return r;
+}
+
+nlohmann::json SharedStartup::to_json() const {
+  nlohmann::json j = {{"mode", startup_mode_name(mode)},
+                      {"rss", {rss[0], rss[1]}},
+                      {"pss", {pss[0], pss[1]}}};
+  if (!error.empty()) j["error"] = error;
+  return j;
+}
+
+SharedStartup run_two_startups(StartupMode mode, const StartupParams& params, const std::string& archive) {
+  SharedStartup r;
+  r.mode = mode;
+  const auto shape = archive_workload::make_shape(params.classes);
+  auto gains = two_processes::measure([&]() -> std::function<void()> {
+    ms_settings_t s = startup_settings(params);
+    if (mode != StartupMode::build) {
+      s.archive_path = archive.c_str();
+      s.archive_policy = MS_ARCHIVE_REQUIRE;
+      s.archive_verify = 1;  // every page read: the archive's whole RSS, shared
+    }
+    ms_metaspace_t* ms = ms_create(&s);
+    if (ms == nullptr) _exit(1);
+    if (mode == StartupMode::build)
+      archive_workload::build(ms, ms_loader_create(ms, MS_LOADER_BOOT, 0), shape, 0, params.classes);
+    return [ms] { ms_destroy(ms); };
+  });
+  if (!gains) {
+    r.error = "a child process failed";
+    return r;
+  }
+  r.rss[0] = gains->first.rss_bytes;
+  r.rss[1] = gains->second.rss_bytes;
+  r.pss[0] = gains->first.pss_bytes;
+  r.pss[1] = gains->second.pss_bytes;
   return r;
 }
 

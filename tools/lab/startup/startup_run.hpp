@@ -49,6 +49,18 @@ struct StartupSample {
 // Runs one start-up: `archive` is the file dumped by dump_startup_archive (unused for build).
 StartupSample run_startup(StartupMode mode, unsigned threads, const StartupParams& params, const std::string& archive);
 
+// Two processes holding the archive (every page read) or the built metadata at once: what each
+// gained. The archive's pages are shared, so each one's PSS is about half its RSS.
+struct SharedStartup {
+  StartupMode mode = StartupMode::map;  // map or build
+  std::size_t rss[2] = {};
+  std::size_t pss[2] = {};
+  std::string error;
+
+  nlohmann::json to_json() const;
+};
+SharedStartup run_two_startups(StartupMode mode, const StartupParams& params, const std::string& archive);
+
 // Dumps the first params.classes classes of the workload into `path`; "" or the error's text.
 std::string dump_startup_archive(const StartupParams& params, const std::string& path);
 

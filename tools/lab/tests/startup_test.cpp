@@ -54,11 +54,37 @@ TEST(StartupScenario, ArchiveModesAreReadyFasterAndTheTableHoldsTogether) {
     // The archive is file pages, not committed memory: only the classes loaded after commit.
     EXPECT_LT(map.at("committed").get<std::size_t>(), build.at("committed").get<std::size_t>());
     for (const auto* s : {&build, &map, &relocate, &eager}) {
-      EXPECT_LE(s->at("pss").get<std::size_t>(), s->at("rss").get<std::size_t>()) << s->dump();
+      // Gains, not totals: pages the child shared at its first reading (libraries with other
+      // processes, which may exit meanwhile under a parallel ctest) can count more in PSS at the
+      // second without any new RSS. Seen under ASan: +4 MiB of PSS beyond RSS (libasan).
+      EXPECT_LE(s->at("pss").get<std::size_t>(), s->at("rss").get<std::size_t>() + (8u << 20)) << s->dump();
       EXPECT_LE(s->at("create_ms").get<double>(), s->at("ready_ms").get<double>());
     }
   }
-  EXPECT_EQ(j.at("verdict").size(), 4u);
+  // Two processes at once: the archive's pages are shared (each PSS about half its RSS), built
+  // metadata is private (PSS = RSS). The figures are whole-process gains of two children forked
+  // from the lab: under AddressSanitizer its shadow pages and the copy-on-write pages the children
+  // share with the lab and each other swamp them (PSS gains from 0 to 0.5 of RSS were seen for
+  // the archive), so the ratios are checked in the release build only.
+  ASSERT_EQ(j.at("two_processes").size(), 2u) << table;
+  for (const auto& pair : j.at("two_processes")) {
+    ASSERT_FALSE(pair.contains("error")) << pair.dump();
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    continue;
+#endif
+    const bool map = pair.at("mode").get<std::string>() == "map";
+    for (int i = 0; i < 2; i++) {
+      const double rss = pair.at("rss")[i].get<double>(), pss = pair.at("pss")[i].get<double>();
+      ASSERT_GT(rss, 1 << 20) << pair.dump();
+      if (map) {
+        EXPECT_NEAR(pss / rss, 0.5, 0.15) << pair.dump();
+      } else {
+        EXPECT_GT(pss / rss, 0.8) << pair.dump();
+      }
+    }
+  }
+  EXPECT_NE(table.find("two processes at once"), std::string::npos) << table;
+  EXPECT_EQ(j.at("verdict").size(), 5u);
 }
 
 TEST(StartupScenario, BadFlagsAreUsageErrors) {

@@ -65,22 +65,6 @@ struct FreeBlocksWithMedium : FreeBlocks {
   MediumBins medium_bins;
 };
 
-struct FreeBlocksWithMediumTraits {
-  using Structure = FreeBlocksWithMedium;
-  static constexpr size_t kMinWords = 1;
-  static constexpr size_t kMaxWords = 512;
-  static constexpr bool kSameSizeLifo = false;
-  static void add(FreeBlocks& s, void* p, size_t words) { s.add(p, words * 8); }
-  static void* take(FreeBlocks& s, size_t words, size_t* got) {
-    size_t got_bytes = 0;
-    void* p = s.take(words * 8, &got_bytes);
-    *got = got_bytes / 8;
-    return p;
-  }
-  static size_t words(const FreeBlocks& s) { return s.bytes() / 8; }
-  static size_t largest(const FreeBlocks& s) { return s.largest_bytes() / 8; }
-};
-
 struct FreeBlocksTraits {
   using Structure = FreeBlocks;
   static constexpr size_t kMinWords = 1;
@@ -95,6 +79,11 @@ struct FreeBlocksTraits {
   }
   static size_t words(const FreeBlocks& s) { return s.bytes() / 8; }
   static size_t largest(const FreeBlocks& s) { return s.largest_bytes() / 8; }
+};
+
+// The same operations on FreeBlocks with medium bins attached.
+struct FreeBlocksWithMediumTraits : FreeBlocksTraits {
+  using Structure = FreeBlocksWithMedium;
 };
 
 template <typename Traits>

@@ -30,6 +30,9 @@ namespace exact_bins {
 inline size_t count_of(const ms__free_bin& b) { return __atomic_load_n(&b.count, __ATOMIC_RELAXED); }
 inline void set_count(ms__free_bin& b, size_t n) { __atomic_store_n(&b.count, n, __ATOMIC_RELAXED); }
 inline uintptr_t link(uintptr_t block) { return *reinterpret_cast<const uintptr_t*>(block); }
+// Blocks are 8-byte aligned: a link's low 3 bits carry the block's tag.
+constexpr unsigned kTagMask = 7;
+inline uintptr_t next(uintptr_t block) { return link(block) & ~uintptr_t{kTagMask}; }
 // Blocks and words of `n` bins whose first holds blocks of `first_words` words, in one pass.
 inline void sum(const ms__free_bin* bins, size_t n, size_t first_words, size_t* blocks,
                 size_t* words) {
@@ -39,6 +42,21 @@ inline void sum(const ms__free_bin* bins, size_t n, size_t first_words, size_t* 
     *words += c * (i + first_words);
   }
 }
+// Visits every block of `n` bins as f(block, words, tag). Only on bins verify() accepted.
+template <typename F>
+void for_each(const ms__free_bin* bins, size_t n, size_t first_words, F f) {
+  for (size_t i = 0; i < n; i++) {
+    for (uintptr_t b = bins[i].first; b != 0; b = next(b)) {
+      f(reinterpret_cast<void*>(b), i + first_words, static_cast<unsigned>(link(b) & kTagMask));
+    }
+  }
+}
+// Walks `n` bins (bit i of `mask`, 64 per word: bin i is non-empty), reading a block only if
+// `bounds` accepts it and at most bounds.max_blocks blocks in all: a wrong mask bit, a cycle
+// (a block freed twice), a link out of the arena or a count that disagrees is MS_ERR_CORRUPTED,
+// the message naming the bin as "<name> <words>".
+bool verify(const ms__free_bin* bins, size_t n, size_t first_words, const uint64_t* mask,
+            const char* name, const BlockBounds& bounds);
 }  // namespace exact_bins
 
 class BinList {
@@ -46,7 +64,7 @@ class BinList {
   static constexpr size_t kBins = 32;
   static constexpr size_t kMaxWords = kBins;
 
-  static constexpr unsigned kMaxTag = 7;
+  static constexpr unsigned kMaxTag = exact_bins::kTagMask;
 
   void add(void* p, size_t words, unsigned tag = 0);
   // The smallest block of at least `words` words, or null; its size goes to *got_words.
@@ -85,16 +103,11 @@ class BinList {
   // verify() accepted: it trusts the links.
   template <typename F>
   void for_each(F f) const {
-    for (size_t i = 0; i < kBins; i++) {
-      for (uintptr_t b = bins_.bin[i].first; b != 0; b = link(b) & ~uintptr_t{kMaxTag}) {
-        f(reinterpret_cast<void*>(b), i + 1, static_cast<unsigned>(link(b) & kMaxTag));
-      }
-    }
+    exact_bins::for_each(bins_.bin, kBins, 1, f);
   }
 
  private:
   static uintptr_t link(uintptr_t block) { return exact_bins::link(block); }
-  size_t count_of(size_t i) const { return exact_bins::count_of(bins_.bin[i]); }
   void set_count(size_t i, size_t n) { exact_bins::set_count(bins_.bin[i], n); }
 
   ms__free_bins bins_ = {};

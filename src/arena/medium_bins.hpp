@@ -27,7 +27,7 @@ class MediumBins {
   static constexpr size_t kMinWords = 33;
   static constexpr size_t kMaxWords = 128;
   static constexpr size_t kBins = kMaxWords - kMinWords + 1;
-  static constexpr unsigned kMaxTag = 7;
+  static constexpr unsigned kMaxTag = exact_bins::kTagMask;
   static_assert(kBins == sizeof(ms__medium_bins::bin) / sizeof(ms__free_bin));
 
   static bool fits(size_t words) { return words >= kMinWords && words <= kMaxWords; }
@@ -89,16 +89,11 @@ class MediumBins {
   bool verify(const BlockBounds& bounds = {}) const;
   template <typename F>
   void for_each(F f) const {
-    for (size_t i = 0; i < kBins; i++) {
-      for (uintptr_t b = bins_.bin[i].first; b != 0; b = link(b) & ~uintptr_t{kMaxTag}) {
-        f(reinterpret_cast<void*>(b), i + kMinWords, static_cast<unsigned>(link(b) & kMaxTag));
-      }
-    }
+    exact_bins::for_each(bins_.bin, kBins, kMinWords, f);
   }
 
  private:
   static uintptr_t link(uintptr_t b) { return exact_bins::link(b); }
-  size_t count_of(size_t i) const { return exact_bins::count_of(bins_.bin[i]); }
   void set_count(size_t i, size_t n) { exact_bins::set_count(bins_.bin[i], n); }
 
   ms__medium_bins bins_ = {};

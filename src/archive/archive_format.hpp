@@ -15,6 +15,7 @@
 // archive's start wherever it is mapped, so narrow values never need relocation.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -81,6 +82,23 @@ inline uint64_t pointer_bitmap_bytes_for(uint64_t data_bytes) {
 }
 inline uint64_t narrow_bitmap_bytes_for(uint64_t data_bytes) {
   return (data_bytes / 4 + 63) / 64 * 8;
+}
+
+// Calls f(b) for every set bit b in [first, last) of a bitmap (bit b is bit b % 64 of word
+// b / 64), in order: the walk of the pointer and narrow bitmaps by the checks, the eager
+// relocation and each cluster of the lazy one. Stops at the first f that returns false and
+// returns false.
+template <typename F>
+bool for_each_marked(const uint64_t* bitmap, uint64_t first, uint64_t last, F f) {
+  for (uint64_t i = first / 64; i < (last + 63) / 64; i++) {
+    for (uint64_t bits = bitmap[i]; bits != 0; bits &= bits - 1) {
+      const uint64_t b = i * 64 + static_cast<unsigned>(std::countr_zero(bits));
+      if (b < first) continue;
+      if (b >= last) return true;
+      if (!f(b)) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace metaspace::archive

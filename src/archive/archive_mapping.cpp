@@ -238,27 +238,22 @@ bool ArchiveMapping::check_and_relocate(const MapRequest& request, int fd) {
   const uint64_t low = h.requested_base + data_begin(h), high = h.requested_base + data_end(h);
   const auto* words = reinterpret_cast<const uint64_t*>(base_ + data_begin(h));
   if (verify_data) {
-    for (uint64_t i = 0; i < h.pointer_bitmap.bytes / 8; i++) {
-      for (uint64_t bits = pbits[i]; bits != 0; bits &= bits - 1) {
-        uint64_t w = i * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
-        if (words[w] < low || words[w] >= high) return pointer_outside(h, w, words[w]);
-      }
-    }
-  }
-  if (verify_data) {
+    bool inside = for_each_marked(pbits, 0, h.pointer_bitmap.bytes * 8, [&](uint64_t w) {
+      return (words[w] >= low && words[w] < high) || pointer_outside(h, w, words[w]);
+    });
+    if (!inside) return false;
     unsigned shift = log2_of_power_of_2(h.class_alignment_bytes);
     const auto* slots = reinterpret_cast<const uint32_t*>(base_ + data_begin(h));
-    for (uint64_t i = 0; i < h.narrow_bitmap.bytes / 8; i++) {
-      for (uint64_t bits = nbits[i]; bits != 0; bits &= bits - 1) {
-        uint64_t n = i * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
-        uint64_t offset = uint64_t{slots[n]} << shift;
-        if (offset < h.class_region.offset || offset >= h.class_region.offset + h.class_used_bytes) {
-          fail(MS_ERR_ARCHIVE_FORMAT, "archive: the narrow bitmap marks the slot at offset %#llx, "
-               "which names no archived class", static_cast<unsigned long long>(data_begin(h) + n * 4));
-          return false;
-        }
+    bool named = for_each_marked(nbits, 0, h.narrow_bitmap.bytes * 8, [&](uint64_t n) {
+      uint64_t offset = uint64_t{slots[n]} << shift;
+      if (offset >= h.class_region.offset && offset < h.class_region.offset + h.class_used_bytes) {
+        return true;
       }
-    }
+      fail(MS_ERR_ARCHIVE_FORMAT, "archive: the narrow bitmap marks the slot at offset %#llx, "
+           "which names no archived class", static_cast<unsigned long long>(data_begin(h) + n * 4));
+      return false;
+    });
+    if (!named) return false;
   }
   if (delta_ == 0) return true;
   if (try_lazy(request, fd)) return true;
@@ -307,15 +302,12 @@ bool ArchiveMapping::relocate_eagerly() {
   const uint64_t low = h.requested_base + data_begin(h), high = h.requested_base + data_end(h);
   const auto* pbits = reinterpret_cast<const uint64_t*>(base_ + h.pointer_bitmap.offset);
   auto* words = reinterpret_cast<uint64_t*>(base_ + data_begin(h));
-  for (uint64_t i = 0; i < h.pointer_bitmap.bytes / 8; i++) {
-    for (uint64_t bits = pbits[i]; bits != 0; bits &= bits - 1) {
-      uint64_t w = i * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
-      uint64_t value = words[w];
-      if (value < low || value >= high) return pointer_outside(h, w, value);
-      words[w] = value + static_cast<uint64_t>(delta_);
-    }
-  }
-  return true;
+  return for_each_marked(pbits, 0, h.pointer_bitmap.bytes * 8, [&](uint64_t w) {
+    uint64_t value = words[w];
+    if (value < low || value >= high) return pointer_outside(h, w, value);
+    words[w] = value + static_cast<uint64_t>(delta_);
+    return true;
+  });
 }
 
 void ArchiveMapping::release_class_space_range() {

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <vector>
 
+#include "archive/archive_format.hpp"
 #include "common/assert.hpp"
 
 namespace metaspace::archive {
@@ -171,14 +172,11 @@ bool LazyRelocation::fill_cluster(uintptr_t address, unsigned char* buffer) {
   auto* words = reinterpret_cast<uint64_t*>(buffer);
   const uint64_t first_word = offset / 8;
   const uint64_t words_in = bytes / 8;
-  for (uint64_t i = first_word / 64; i < (first_word + words_in + 63) / 64; i++) {
-    for (uint64_t bits = r_.pointer_bits[i]; bits != 0; bits &= bits - 1) {
-      const uint64_t w = i * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
-      if (w < first_word || w >= first_word + words_in) continue;
-      uint64_t& value = words[w - first_word];
-      if (value >= r_.low && value < r_.high) value += static_cast<uint64_t>(r_.delta);
-    }
-  }
+  for_each_marked(r_.pointer_bits, first_word, first_word + words_in, [&](uint64_t w) {
+    uint64_t& value = words[w - first_word];
+    if (value >= r_.low && value < r_.high) value += static_cast<uint64_t>(r_.delta);
+    return true;
+  });
   if (!copy_in(r_.range + offset, buffer, bytes)) {
     // Some page of the cluster is there already (two faults on one cluster, or a copy the kernel
     // cut short): the pages one by one, skipping those present.

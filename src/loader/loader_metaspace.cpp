@@ -202,23 +202,21 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
   size_t n = align_up(bytes, kWordBytes);
   if (is_aligned(p, kWordBytes)) {
     if (micro_.holds(p, env_->checked ? n + Fence::kBytes : n)) return deallocate_pooled(p, n);
-    if (arenas_ != nullptr && !arenas_->has_class()) {  // nothing of its own in class space
-      if (arenas_->of(MS_SPACE_NONCLASS).owns(p, n, /*note_hint=*/true)) {
-        return arenas_->of(MS_SPACE_NONCLASS).deallocate(p, n);
-      }
-    } else if (arenas_ != nullptr) {
+    if (arenas_ != nullptr) {
       Arena& nonclass = arenas_->of(MS_SPACE_NONCLASS);
-      Arena& klass = arenas_->of(MS_SPACE_CLASS);
+      // No class arena: a standard loader whose Klasses all came from the micro pool.
+      Arena* klass = arenas_->has_class() ? &arenas_->of(MS_SPACE_CLASS) : nullptr;
       // Ask the arena whose chunks lie where p lies first: a class space block is in a class
       // chunk even when the non-class arena handed it out (a class alignment gap).
       bool in_class_space = env_->class_space.contains(p);
-      Arena& first = in_class_space ? klass : nonclass;
-      Arena& second = in_class_space ? nonclass : klass;
-      if (first.owns(p, n, /*note_hint=*/true) || second.owns(p, n, /*note_hint=*/true)) {
+      Arena* first = in_class_space && klass != nullptr ? klass : &nonclass;
+      Arena* second = first == klass ? &nonclass : klass;
+      if (first->owns(p, n, /*note_hint=*/true) ||
+          (second != nullptr && second->owns(p, n, /*note_hint=*/true))) {
         // A block in class space at class alignment can hold a class again; anything else (a
         // non-class block living in a class gap, say) is only good for non-class requests.
-        bool class_block = in_class_space && is_aligned(p, klass.alignment());
-        return (class_block ? klass : nonclass).deallocate(p, n);
+        bool class_block = klass != nullptr && in_class_space && is_aligned(p, klass->alignment());
+        return (class_block ? *klass : nonclass).deallocate(p, n);
       }
     }
   }

@@ -56,15 +56,18 @@ struct alignas(128) SharedWindow {
 };
 
 // A thread's quick way to its windows: a few entries, chosen by the loader's address. Constant
-// initialized, so that the inline try_bump reaches it without a TLS wrapper call.
+// initialized, so that the inline try_bump reaches it without a TLS wrapper call, and
+// initial-exec: the library is compiled position independent (for the shared library), and the
+// general-dynamic model called __tls_get_addr twice per try_bump and gave ms_allocate_slow a
+// stack frame. 128 bytes of the static TLS surplus that glibc keeps for libraries loaded later.
 struct SharedWindowCacheEntry {
   const void* loader = nullptr;  // the SharedWindows object
   uint64_t generation = 0;
   SharedWindow* window[2] = {};  // by ms_space_t
 };
 inline constexpr size_t kSharedWindowCacheEntries = 4;
-inline constinit thread_local SharedWindowCacheEntry
-    t_shared_window_cache[kSharedWindowCacheEntries];
+inline constinit thread_local SharedWindowCacheEntry t_shared_window_cache
+    [kSharedWindowCacheEntries] __attribute__((tls_model("initial-exec")));
 
 class alignas(128) SharedWindows {
  public:

@@ -63,7 +63,17 @@ void* SharedWindows::refill_locked(ms_space_t space, Arena& arena, SlabAllocator
   if (e.loader == this && e.generation == generation_.load(std::memory_order_relaxed)) {
     w = e.window[space];
   }
-  if (w == nullptr) w = find_locked(thread, space);
+  if (w == nullptr) {
+    w = find_locked(thread, space);
+    char* top = w != nullptr ? w->top.load(std::memory_order_relaxed) : nullptr;
+    if (w != nullptr && n <= static_cast<size_t>(w->end - top)) {
+      // The cache entry had been evicted (another loader's took its place), not the window
+      // filled: it goes on. Retiring it here made what the loader does depend on where objects
+      // lie (the fault sweep's runs in one process met different numbers of releases).
+      install_locked(w, w->start, static_cast<size_t>(w->end - w->start), top, n);
+      return top;
+    }
+  }
   bool fresh = w == nullptr;
   if (fresh) {
     w = bookkeeping.create_aligned<SharedWindow>();

@@ -109,7 +109,7 @@ ms_error_t Arena::file_salvaged(char* p, size_t bytes) {
   return MS_OK;
 }
 
-void* Arena::take_free_block(size_t bytes, size_t max_bytes, size_t* got) {
+void* Arena::take_free_block(size_t bytes, size_t max_bytes, size_t min_whole, size_t* got) {
   MS_ASSERT(bytes % kWordBytes == 0 && max_bytes % kWordBytes == 0 && bytes <= max_bytes,
             "free block of %zu bytes, at most %zu", bytes, max_bytes);
   if (checked_ || !has_free_blocks() || wastage_target().free_blocks_ == nullptr) return nullptr;
@@ -117,9 +117,10 @@ void* Arena::take_free_block(size_t bytes, size_t max_bytes, size_t* got) {
   BlockOrigin origin = BlockOrigin::kDeallocated;
   char* p = static_cast<char*>(free_blocks_->take(bytes, &have, &origin));
   if (p == nullptr) return nullptr;
-  if (have > max_bytes) {
-    give_away(p + max_bytes, have - max_bytes, origin);
-    have = max_bytes;
+  size_t keep = have < min_whole ? bytes : std::min(have, max_bytes);
+  if (have > keep) {
+    give_away(p + keep, have - keep, origin);
+    have = keep;
   }
   *got = have;
   slow_allocations_++;

@@ -22,7 +22,8 @@
 //
 // A new window, under the lock: if a free block can hold the request that did not fit (best fit,
 // so a freed block is reused before new memory), that whole block is the window (up to
-// kMaxWindowBytes of it); else a block is carved from the arena's chunk, and if it lies right
+// kMaxWindowBytes of it; one below kMinFreeWindowBytes serves the request alone and the old
+// window goes on); else a block is carved from the arena's chunk, and if it lies right
 // behind the old window the window grows in place. Carved windows double per thread from
 // kWindowBytes to kMaxWindowBytes. Between new windows a thread does not look at the free blocks.
 // Klasses get class windows only at 8-byte class alignment and once the micro pool does not take
@@ -101,6 +102,9 @@ class alignas(128) SharedWindows {
   // 130 words, 0.19 % of calls) took the lock and carved behind the window, so that the next
   // window could not grow in place.
   static constexpr size_t kMaxWindowRequest = 2 * 1024;
+  // A free block below this that fits a request best serves that request alone (split to it),
+  // not as a window.
+  static constexpr size_t kMinFreeWindowBytes = 512;
   // The most a thread's open windows of one loader hold unused (counted as used): one window per
   // space, grown in place at most by one carve past its rest.
   static constexpr size_t kMaxOpenBytesPerThread = 2 * (kMaxWindowBytes + kMaxWindowRequest);
@@ -129,11 +133,12 @@ class alignas(128) SharedWindows {
   }
   // Under the loader lock, when try_bump failed: `n` bytes for the calling thread from `arena`
   // (the loader's arena of `space`), and a window with room after them. If a free block could
-  // hold the request, the largest one (up to kMaxWindowBytes of it) becomes the window: free
-  // blocks are reused whenever a thread needs a window, and a thread bumps through its window
-  // without looking at them. Else the window is carved from the arena's chunk, growing in place
-  // if it lies right behind the old one. A retired window's rest becomes a free block. Null with
-  // the error set if the arena could not (the window list is unchanged then).
+  // hold the request, the best fit (up to kMaxWindowBytes of it) becomes the window, or serves
+  // the request alone if below kMinFreeWindowBytes: free blocks are reused whenever a thread
+  // needs a window, and a thread bumps through its window without looking at them. Else the
+  // window is carved from the arena's chunk, growing in place if it lies right behind the old
+  // one. A retired window's rest becomes a free block. Null with the error set if the arena
+  // could not (the window list is unchanged then).
   void* refill_locked(ms_space_t space, Arena& arena, SlabAllocator& bookkeeping, size_t n);
   // Under the loader lock, before the arenas die: forgets every window (their memory goes back
   // with the arenas' chunks) and ends the generation.

@@ -80,7 +80,7 @@ void* SharedWindows::refill_locked(ms_space_t space, Arena& arena, SlabAllocator
     if (w == nullptr) return nullptr;
     w->thread = thread;
     w->space = space;
-    w->carve_bytes = kWindowBytes;
+    w->carve_bytes = space == MS_SPACE_CLASS ? kFirstClassWindowBytes : kWindowBytes;
   }
   // The old window's rest may become a free block: the structure for it first, so that a
   // failure leaves everything as it was.

@@ -96,6 +96,9 @@ class alignas(128) SharedWindows {
   // cmpxchg). New windows were 1.6 % of the mix's calls with 8 KiB windows, 0.78 % up to 32 KiB,
   // 0.30 % up to 64 KiB (with kMaxWindowRequest 2 KiB).
   static constexpr size_t kWindowBytes = 8 * 1024;
+  // Class space's first: 3 Klasses of the mix's ~600 bytes. A thread that loads a class or two
+  // into a shared loader leaves little class space unused.
+  static constexpr size_t kFirstClassWindowBytes = 2 * 1024;
   static constexpr size_t kMaxWindowBytes = 64 * 1024;
   // A window's rest when it retires is below the request that did not fit (at most
   // kMaxWindowRequest), and becomes a free block. At 1 KiB, the mix's largest requests (129 and

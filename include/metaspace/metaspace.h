@@ -7,11 +7,13 @@
  *   - Calls on one loader must be serialized by the caller (a runtime holds its loader lock anyway),
  *     unless the loader was created with MS_LOADER_SHARED. This keeps the bump path free of atomics
  *     and locks for the common case.
- *   - MS_LOADER_SHARED loaders may be called from many threads at once: each thread bumps small
- *     non-class requests in a window of its own (a TLAB), and only taking a new window, class space
- *     requests, frees, reuse of freed blocks and requests above 1 KiB take the loader's lock. The
- *     unused rest of a thread's window counts as used until the window is retired (at most 9 KiB
- *     per thread); windows of threads that exited stay with the loader until it dies.
+ *   - MS_LOADER_SHARED loaders may be called from many threads at once: each thread bumps
+ *     requests of up to 2 KiB in a window of its own per space (a TLAB; class space too at 8-byte
+ *     class alignment, once the micro pool does not take the loader's Klasses), and only taking a
+ *     new window, frees and other requests take the loader's lock.
+ *     A freed block is reused when a thread next takes a window (best fit for its request). The
+ *     unused rest of a thread's windows counts as used until they are retired (at most 66 KiB per
+ *     thread and space); windows of threads that exited stay with the loader until it dies.
  *   - Loader death: ms_loader_destroy must not run concurrently with any other call on that loader
  *     from any thread. The caller orders it after them (a runtime destroys a loader only when no
  *     thread can load into it any more, and the threads that did have synchronized with the

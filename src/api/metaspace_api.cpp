@@ -129,11 +129,32 @@ ms_error_t ms_loader_destroy(ms_loader_t* loader) noexcept {
   });
 }
 
-void* ms_allocate_slow(ms_loader_t* loader, ms_space_t space, size_t bytes) noexcept {
+}  // extern "C"
+
+namespace {
+
+// Out of line, so that ms_allocate_slow's window path needs no stack frame.
+[[gnu::noinline]] void* allocate_checked(ms_loader_t* loader, ms_space_t space,
+                                         size_t bytes) noexcept {
   return barrier("ms_allocate", static_cast<void*>(nullptr), [&]() -> void* {
     LoaderMetaspace* l = loader_of(loader);
     return l != nullptr ? l->allocate(space, bytes) : nullptr;
   });
+}
+
+}  // namespace
+
+extern "C" {
+
+void* ms_allocate_slow(ms_loader_t* loader, ms_space_t space, size_t bytes) noexcept {
+  // A shared loader's window first, before the barrier and the handle checks: most of its blocks
+  // end here. The cookie says the loader is alive (the inline path reads it too), so its object
+  // may be read.
+  auto* head = reinterpret_cast<ms__loader_head*>(loader);
+  if (loader != nullptr && head->cookie == metaspace::api::handle_cookie(loader)) {
+    if (void* p = static_cast<LoaderMetaspace*>(head)->allocate_in_window(space, bytes)) return p;
+  }
+  return allocate_checked(loader, space, bytes);
 }
 
 // The inline path, compiled here: for FFI callers and compilers without GNU builtins.

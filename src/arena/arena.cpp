@@ -109,6 +109,27 @@ ms_error_t Arena::file_salvaged(char* p, size_t bytes) {
   return MS_OK;
 }
 
+void* Arena::take_free_block(size_t bytes, size_t max_bytes, size_t min_whole, size_t* got) {
+  MS_ASSERT(bytes % kWordBytes == 0 && max_bytes % kWordBytes == 0 && bytes <= max_bytes,
+            "free block of %zu bytes, at most %zu", bytes, max_bytes);
+  if (checked_ || !has_free_blocks() || wastage_target().free_blocks_ == nullptr) return nullptr;
+  size_t have = 0;
+  BlockOrigin origin = BlockOrigin::kDeallocated;
+  char* p = static_cast<char*>(free_blocks_->take(bytes, &have, &origin));
+  if (p == nullptr) return nullptr;
+  size_t keep = have < min_whole ? bytes : std::min(have, max_bytes);
+  if (have > keep) {
+    give_away(p + keep, have - keep, origin);
+    have = keep;
+  }
+  *got = have;
+  slow_allocations_++;
+  count_allocation();
+  refresh_fit_max();
+  fold_if_due();
+  return p;
+}
+
 void* Arena::reuse(size_t bytes) {
   // Reuse touches neither top nor end, so the window stays open: only fit_max moves. (Parking
   // and publishing the window around it was a quarter of a reuse's cost.)

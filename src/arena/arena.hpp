@@ -91,6 +91,14 @@ class Arena {
   // Files the unused rest of a block this arena handed out (a shared loader's retired window,
   // loader/shared_windows.hpp) as a salvaged free block. Not in checked mode.
   ms_error_t file_salvaged(char* p, size_t bytes);
+  // Makes what file_salvaged needs, so that a caller can fail before it changes anything; false
+  // with MS_ERR_OUT_OF_MEMORY recorded.
+  bool prepare_salvage() { return ensure_free_blocks(); }
+  // A shared loader's next window from the free blocks: the one that fits `bytes` best, whole up
+  // to `max_bytes` (beyond that it is split and the rest filed again), or split to `bytes` if it
+  // is smaller than `min_whole`; its size in *got. Null if none fits, or in checked mode.
+  // Counted as one allocation.
+  void* take_free_block(size_t bytes, size_t max_bytes, size_t min_whole, size_t* got);
   // The largest free block's size as last published: requests up to it go where best fit is.
   // Readable from any thread.
   size_t fit_max() const { return __atomic_load_n(fit_max_slot(), __ATOMIC_RELAXED); }

@@ -45,7 +45,7 @@ void LoaderMetaspace::destroy_arenas() {
   if (arenas_ == nullptr) return;
   if (arenas_->windows != nullptr) {
     arenas_->windows->release_locked(env_->nonclass.bookkeeping());
-    env_->nonclass.bookkeeping().destroy(arenas_->windows);
+    SharedWindows::destroy(env_->nonclass.bookkeeping(), arenas_->windows);
     arenas_->windows = nullptr;
   }
   arenas_->destroy_class(env_->nonclass.bookkeeping());
@@ -70,7 +70,7 @@ bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
   if (shared() && !env_->checked && arenas_ != nullptr) {
     // A loader that cannot have its windows is refused like one without arenas: creation met
     // the failure, so it says so (MS_ERR_OUT_OF_MEMORY) and leaves nothing behind.
-    arenas_->windows = env_->nonclass.bookkeeping().create<SharedWindows>();
+    arenas_->windows = SharedWindows::create(env_->nonclass.bookkeeping());
     if (arenas_->windows == nullptr) {
       destroy_arenas();
       return false;
@@ -119,28 +119,22 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
          bytes, limit);
     return nullptr;
   }
-  // Shared loaders: small non-class requests go to the calling thread's window (no lock), and
-  // take the lock only for a new window (shared_windows.hpp).
-  // Only loaders that are not micro have windows; their arenas_ is set at open and stays until
-  // close, so it can be read here without the lock (a micro loader's may appear at graduation).
+  // Shared loaders: small requests go to the calling thread's window (no lock), and take the
+  // lock only for a new window (shared_windows.hpp). ms_allocate_slow tries the window before
+  // it gets here; this is for the calls that come another way.
+  if (void* p = allocate_in_window(space, bytes)) return p;
   SharedWindows* windows =
       shared() && kind() != MS_LOADER_MICRO && arenas_ != nullptr ? arenas_->windows : nullptr;
   size_t n = align_up(bytes, kWordBytes);
-  bool windowed = windows != nullptr && space == MS_SPACE_NONCLASS &&
-                  n <= SharedWindows::kMaxWindowRequest;
-  if (windowed) {
-    if (void* p = windows->try_bump(n, arenas_->of(MS_SPACE_NONCLASS).fit_max())) return p;
-  }
+  bool windowed = windows != nullptr && n <= SharedWindows::kMaxWindowRequest;
   auto attempt = [&]() -> void* {
     std::lock_guard<LoaderLock> guard(lock_);
     if (!alive_) {
       fail(MS_ERR_DESTROYED, "allocation from a destroyed loader");
       return nullptr;
     }
-    // A free block that could hold the request goes first (best fit), as on the fast path.
-    if (windowed && n > arenas_->of(MS_SPACE_NONCLASS).fit_max()) {
-      return windows->refill_locked(arenas_->of(MS_SPACE_NONCLASS), env_->nonclass.bookkeeping(),
-                                    n);
+    if (windowed && (space == MS_SPACE_NONCLASS || class_windows_locked())) {
+      return windows->refill_locked(space, arenas_->of(space), env_->nonclass.bookkeeping(), n);
     }
     return allocate_locked(space, bytes);
   };
@@ -153,6 +147,14 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
     env_->limiter.deliver_threshold_event(env_->owner);
   }
   return p;
+}
+
+bool LoaderMetaspace::class_windows_locked() {
+  // Klasses go to windows only at 8-byte class alignment (a window hands out blocks at 8; the
+  // class arena files a larger alignment's gaps with its sibling) and once the micro pool does not
+  // take them. In the size mix one request in 38 is a Klass; through the lock each cost ~60-100 ns.
+  return (size_t{1} << env_->class_space.shift()) == kWordBytes && !pools(MS_SPACE_CLASS) &&
+         ensure_class_arena();
 }
 
 bool LoaderMetaspace::pools(ms_space_t space) const {
@@ -439,7 +441,9 @@ bool LoaderMetaspace::verify_locked() const {
     return false;
   }
   if (arenas_ != nullptr && arenas_->windows != nullptr &&
-      !arenas_->windows->verify_locked(arenas_->of(MS_SPACE_NONCLASS))) {
+      !arenas_->windows->verify_locked(
+          arenas_->of(MS_SPACE_NONCLASS),
+          arenas_->has_class() ? &arenas_->of(MS_SPACE_CLASS) : nullptr)) {
     return false;
   }
   return verify_pooled();

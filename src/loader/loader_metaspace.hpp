@@ -32,6 +32,7 @@
 #include <cstdint>
 
 #include "arena/arena.hpp"
+#include "common/units.hpp"
 #include "context/class_space.hpp"
 #include "context/context.hpp"
 #include "loader/loader_arenas.hpp"
@@ -87,6 +88,19 @@ class LoaderMetaspace : public ms__loader_head {
   bool alive() const { return alive_; }
 
   void* allocate(ms_space_t space, size_t bytes);
+  // Lock-free, on a live loader: a shared loader's block from the calling thread's window of
+  // `space`, or null (then allocate()). The whole path of most of a shared loader's blocks: the
+  // C API tries it before anything else.
+  void* allocate_in_window(ms_space_t space, size_t bytes) const {
+    // Only loaders that are not micro have windows; their arenas_ is set at open and stays until
+    // close, so it can be read here without the lock (a micro loader's may appear at graduation).
+    if ((kind_ & kSharedBit) == 0 || kind() == MS_LOADER_MICRO ||
+        static_cast<unsigned>(space) > 1u || bytes - 1 >= SharedWindows::kMaxWindowRequest ||
+        arenas_ == nullptr || arenas_->windows == nullptr) {
+      return nullptr;
+    }
+    return arenas_->windows->try_bump(space, align_up(bytes, kWordBytes));
+  }
   ms_error_t deallocate(void* p, size_t bytes);
 
   LoaderLock& lock() { return lock_; }
@@ -112,6 +126,8 @@ class LoaderMetaspace : public ms__loader_head {
 
  private:
   void* allocate_locked(ms_space_t space, size_t bytes);
+  // Whether a shared loader's class requests go to windows now; makes the class arena if need be.
+  bool class_windows_locked();
   // Makes arenas_ (with the non-class arena) if missing; false with MS_ERR_OUT_OF_MEMORY recorded.
   bool ensure_arenas();
   // Also the class arena (loader_arenas.hpp), likewise.

@@ -53,6 +53,26 @@ class SlabAllocator {
     p->~T();
     free(p, sizeof(T));
   }
+  // For objects with an alignment above 16 (alignas(128): lines no other object shares, which
+  // threads write without the false sharing of slab neighbours). alignof(T) more is allocated;
+  // the word in front of the object remembers where the allocation starts.
+  template <typename T, typename... Args>
+  T* create_aligned(Args&&... args) {
+    static_assert(alignof(T) > 16 && sizeof(T) % alignof(T) == 0);
+    char* m = static_cast<char*>(allocate(sizeof(T) + alignof(T)));
+    if (m == nullptr) return nullptr;
+    char* at = reinterpret_cast<char*>(
+        (reinterpret_cast<uintptr_t>(m) + sizeof(void*) + alignof(T) - 1) & ~(alignof(T) - 1));
+    reinterpret_cast<char**>(at)[-1] = m;
+    return new (at) T(std::forward<Args>(args)...);
+  }
+  template <typename T>
+  void destroy_aligned(T* p) {
+    if (p == nullptr) return;
+    char* m = reinterpret_cast<char**>(p)[-1];
+    p->~T();
+    free(m, sizeof(T) + alignof(T));
+  }
 
   // Bytes of committed memory the bookkeeping holds (slabs, large objects, empty pages not yet
   // returned): the `overhead` of the statistics. Lock-free read.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <metaspace/metaspace.h>
 
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "loader/shared_windows.hpp"
 #include "support/accounting.hpp"
 
 namespace {
@@ -97,8 +99,10 @@ TEST(SharedWindows, VisibleToVerifyAndStatisticsWhileThreadsAllocate) {
   for (size_t t = 0; t < kThreads; t++) {
     threads.emplace_back([&, t] {
       for (size_t i = 0; !stop.load(std::memory_order_relaxed) && i < 200000; i++) {
-        size_t n = size_of(t, i);
-        void* p = ms_allocate(shared, MS_SPACE_NONCLASS, n);
+        // Some Klasses: class space windows are checked too.
+        bool klass = i % 19 == 0;
+        size_t n = klass ? 600 : size_of(t, i);
+        void* p = ms_allocate(shared, klass ? MS_SPACE_CLASS : MS_SPACE_NONCLASS, n);
         if (p == nullptr) {
           failures++;
           return;
@@ -173,7 +177,9 @@ TEST(SharedWindows, LoaderDiesWhileWindowsAreOpen) {
   ms_destroy(ms);
 }
 
-// A block freed by one thread is handed out again (best fit first) to another thread's request.
+// A block freed by one thread is handed out again (best fit first) to another thread's request,
+// when that thread needs a window. (A new thread may take over an exited thread's window: its
+// thread-local cache can lie where the old one's did. It uses that window up first.)
 TEST(SharedWindows, BlockFreedByOneThreadIsReusedByAnother) {
   ms_metaspace_t* ms = ms_create(nullptr);
   ASSERT_NE(ms, nullptr);
@@ -193,13 +199,91 @@ TEST(SharedWindows, BlockFreedByOneThreadIsReusedByAnother) {
   expect_identity(ms);
   std::set<void*> freed(blocks.begin(), blocks.end());
   std::vector<void*> again;
+  constexpr size_t kWindowBlocks = metaspace::SharedWindows::kMaxWindowBytes / kBytes + 1;
   std::thread([&] {
-    for (size_t i = 0; i < kBlocks; i++) again.push_back(ms_allocate(shared, MS_SPACE_NONCLASS, kBytes));
+    for (size_t i = 0; i < kBlocks + kWindowBlocks; i++) {
+      again.push_back(ms_allocate(shared, MS_SPACE_NONCLASS, kBytes));
+    }
   }).join();
   size_t reused = 0;
   for (void* p : again) reused += freed.count(p);
-  EXPECT_EQ(reused, kBlocks) << "every freed block is reused before new memory";
+  EXPECT_EQ(reused, kBlocks) << "every freed block is reused once a window runs out";
   ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  expect_identity(ms);
+  ASSERT_EQ(ms_loader_destroy(shared), MS_OK);
+  ms_destroy(ms);
+}
+
+// Klasses bump in class space windows: two threads taking turns block by block still get their
+// Klasses back to back (through the loader lock, each went behind the other's).
+TEST(SharedWindows, KlassesOfOneThreadLieBackToBackWhileAnotherAllocates) {
+  constexpr size_t kKlasses = 300;
+  constexpr size_t kBytes = 600;
+  ms_metaspace_t* ms = ms_create(nullptr);
+  ASSERT_NE(ms, nullptr);
+  // A boot loader: its Klasses never come from the micro pool.
+  ms_loader_t* shared = ms_loader_create(ms, MS_LOADER_BOOT, MS_LOADER_SHARED);
+  ASSERT_NE(shared, nullptr);
+  std::vector<char*> klasses[2];
+  std::atomic<size_t> turn{0};
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 2; t++) {
+    threads.emplace_back([&, t] {
+      for (size_t i = 0; i < kKlasses; i++) {
+        while (turn.load() % 2 != t) std::this_thread::yield();
+        klasses[t].push_back(static_cast<char*>(ms_allocate(shared, MS_SPACE_CLASS, kBytes)));
+        void* p = ms_allocate(shared, MS_SPACE_NONCLASS, 64);
+        if (p != nullptr) std::memset(p, 1, 64);
+        turn++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::vector<char*> all;
+  for (size_t t = 0; t < 2; t++) {
+    size_t back_to_back = 0;
+    for (size_t i = 0; i < kKlasses; i++) {
+      char* k = klasses[t][i];
+      ASSERT_NE(k, nullptr) << ms_last_error_text();
+      EXPECT_TRUE(ms_is_class_space(ms, k));
+      all.push_back(k);
+      if (i > 0) back_to_back += k == klasses[t][i - 1] + kBytes;
+    }
+    // Windows of 2, 4, ... 64 KiB hold 3, 6, ... 109 of them; a new one may start elsewhere.
+    EXPECT_GE(back_to_back, kKlasses * 9 / 10) << "thread " << t;
+  }
+  std::sort(all.begin(), all.end());
+  for (size_t i = 1; i < all.size(); i++) {
+    EXPECT_GE(all[i], all[i - 1] + kBytes) << "two Klasses overlap";
+  }
+  ms_loader_stats_t ls;
+  ASSERT_EQ(ms_loader_get_stats(shared, &ls), MS_OK);
+  EXPECT_EQ(ls.allocations, 4 * kKlasses) << "window blocks of both spaces are counted";
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  expect_identity(ms);
+  ASSERT_EQ(ms_loader_destroy(shared), MS_OK);
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  expect_identity(ms);
+  ms_destroy(ms);
+}
+
+// A thread bumps on in its window without looking at free blocks; the block it freed is reused,
+// best fit, as soon as it needs a new window.
+TEST(SharedWindows, AFreedBlockIsTheNextWindowOfTheThreadThatNeedsOne) {
+  ms_metaspace_t* ms = ms_create(nullptr);
+  ASSERT_NE(ms, nullptr);
+  ms_loader_t* shared = ms_loader_create(ms, MS_LOADER_STANDARD, MS_LOADER_SHARED);
+  ASSERT_NE(shared, nullptr);
+  constexpr size_t kBytes = 104;
+  std::vector<void*> blocks;
+  for (size_t i = 0; i < 10; i++) blocks.push_back(ms_allocate(shared, MS_SPACE_NONCLASS, kBytes));
+  ASSERT_EQ(ms_deallocate(shared, blocks[5], kBytes), MS_OK);
+  size_t calls = 0;
+  constexpr size_t kLimit = metaspace::SharedWindows::kMaxWindowBytes / kBytes + 2;
+  while (calls < kLimit && ms_allocate(shared, MS_SPACE_NONCLASS, kBytes) != blocks[5]) calls++;
+  EXPECT_LT(calls, kLimit) << "the freed block was not reused when the window ran out";
+  EXPECT_GT(calls, 0u) << "the window is used up first";
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
   expect_identity(ms);
   ASSERT_EQ(ms_loader_destroy(shared), MS_OK);
   ms_destroy(ms);

@@ -218,7 +218,7 @@ class Session {
     // Exact, but for shared loaders: the unused rest of a thread's open window counts as used
     // (metaspace.h); this driver is one thread, so each has at most one window.
     size_t window_slack = 0;
-    for (const Loader& l : loaders_) window_slack += l.shared ? SharedWindows::kWindowBytes : 0;
+    for (const Loader& l : loaders_) window_slack += l.shared ? SharedWindows::kMaxOpenBytesPerThread : 0;
     FUZZ_CHECK(st.total.used_bytes >= model_used_ &&
                    st.total.used_bytes - model_used_ <= window_slack,
                "statistics say %zu bytes used, model %zu (+ at most %zu in shared windows)",
@@ -670,7 +670,7 @@ class Session {
     FUZZ_CHECK(ms_loader_get_stats(l->handle, &ls) == MS_OK, "ms_loader_get_stats");
     FUZZ_CHECK(ls.kind == l->kind, "loader kind %d, created as %d", ls.kind, l->kind);
     size_t used = ls.used_bytes[0] + ls.used_bytes[1];
-    size_t slack = l->shared ? SharedWindows::kWindowBytes : 0;
+    size_t slack = l->shared ? SharedWindows::kMaxOpenBytesPerThread : 0;
     FUZZ_CHECK(used >= l->used && used - l->used <= slack,
                "loader statistics say %zu + %zu bytes used, model %zu (+ at most %zu in a window)",
                ls.used_bytes[0], ls.used_bytes[1], l->used, slack);

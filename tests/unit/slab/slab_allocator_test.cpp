@@ -18,6 +18,47 @@ namespace {
 
 constexpr size_t kHeaderBytes = 80;  // a chunk header
 
+// What a shared loader's windows are made with (loader/shared_windows.hpp): every object lies on
+// line pairs of its own, interleaved with plain objects of every size around it, and freeing
+// gives every byte back.
+TEST(SlabAllocator, AlignedObjectsShareNoLineWithAnyOtherObject) {
+  struct alignas(128) Record {
+    char bytes[128];
+  };
+  SlabAllocator slabs({.reserve_bytes = 64 * MiB, .return_at_once = false});
+  ASSERT_TRUE(slabs.ok());
+  std::vector<Record*> records;
+  std::vector<std::pair<char*, size_t>> plain;
+  for (size_t i = 0; i < 300; i++) {
+    records.push_back(slabs.create_aligned<Record>());
+    size_t bytes = 16 * (1 + i % 24);  // the size classes up to 384 bytes, the record's own too
+    plain.emplace_back(static_cast<char*>(slabs.allocate(bytes)), bytes);
+  }
+  for (Record* r : records) {
+    ASSERT_NE(r, nullptr);
+    ASSERT_TRUE(is_aligned(r, 128));
+    std::memset(r, 0x5A, sizeof(Record));  // all of it is the record's to write
+  }
+  std::vector<std::pair<const char*, const char*>> ranges;  // [lo, hi) per object
+  for (Record* r : records) ranges.emplace_back(reinterpret_cast<char*>(r), reinterpret_cast<char*>(r + 1));
+  for (auto [p, n] : plain) {
+    // A plain object owns the 128-byte pairs it touches as far as sharing goes.
+    ranges.emplace_back(align_down(p, 128), align_up(p + n, 128));
+  }
+  for (Record* r : records) {
+    const char* lo = reinterpret_cast<char*>(r);
+    size_t overlapping = 0;
+    for (auto [a, b] : ranges) overlapping += a < lo + 128 && lo < b;
+    EXPECT_EQ(overlapping, 1u) << "record " << (void*)r << " shares a line pair";
+  }
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+  for (Record* r : records) slabs.destroy_aligned(r);
+  for (auto [p, n] : plain) slabs.free(p, n);
+  EXPECT_EQ(slabs.live_allocations(), 0u);
+  EXPECT_EQ(slabs.allocated_bytes(), 0u);
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+}
+
 TEST(SlabAllocator, FreedSlotsAreReusedBeforeNewPages) {
   SlabAllocator slabs({.reserve_bytes = 64 * MiB, .return_at_once = false});
   ASSERT_TRUE(slabs.ok());

@@ -262,8 +262,8 @@ void* LoaderMetaspace::allocate_pooled(ms_space_t space, size_t bytes, bool* gra
   ms_space_t lies_in = space_of(p);
   SpaceUsage& u = usage(lies_in);
   u.begin_update();
-  u.used_bytes.fetch_add(n, std::memory_order_relaxed);
-  if (fence != 0) u.fence_bytes.fetch_add(fence, std::memory_order_relaxed);
+  u.used_bytes.fetch_add(n, std::memory_order_release);
+  if (fence != 0) u.fence_bytes.fetch_add(fence, std::memory_order_release);
   u.end_update();
   if (fence != 0) {
     arenas_->pooled().fences.install(p, n, n - bytes);
@@ -299,10 +299,10 @@ ms_error_t LoaderMetaspace::deallocate_pooled(void* p, size_t n) {
   pooled.freed_count[space]++;
   SpaceUsage& u = usage(space);
   u.begin_update();
-  u.used_bytes.fetch_sub(n, std::memory_order_relaxed);
+  u.used_bytes.fetch_sub(n, std::memory_order_release);
   u.free_block_bytes[static_cast<int>(BlockOrigin::kDeallocated)].fetch_add(
-      n, std::memory_order_relaxed);
-  u.free_block_count.fetch_add(1, std::memory_order_relaxed);
+      n, std::memory_order_release);
+  u.free_block_count.fetch_add(1, std::memory_order_release);
   u.end_update();
   return MS_OK;
 }
@@ -322,11 +322,11 @@ void LoaderMetaspace::release_pooled() {
     }
     SpaceUsage& u = usage(space);
     u.begin_update();
-    u.used_bytes.fetch_sub(held[space] - freed - fences, std::memory_order_relaxed);
+    u.used_bytes.fetch_sub(held[space] - freed - fences, std::memory_order_release);
     u.free_block_bytes[static_cast<int>(BlockOrigin::kDeallocated)].fetch_sub(
-        freed, std::memory_order_relaxed);
-    u.free_block_count.fetch_sub(freed_count, std::memory_order_relaxed);
-    u.fence_bytes.fetch_sub(fences, std::memory_order_relaxed);
+        freed, std::memory_order_release);
+    u.free_block_count.fetch_sub(freed_count, std::memory_order_release);
+    u.fence_bytes.fetch_sub(fences, std::memory_order_release);
     u.end_update();
   }
   env_->pool.release(micro_);

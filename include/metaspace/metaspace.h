@@ -513,20 +513,25 @@ static inline void ms__bins_leave(struct ms__free_bins* f) MS__NOEXCEPT {
 }
 
 /* The bin of n bytes (8..1024, a multiple of 8) with its bit in *mask, or NULL (no medium bins
- * yet). */
+ * yet). Small or medium is chosen by selects, not a branch: in the size mix the two come in
+ * random order (89 % small), and the mispredicted branch was ~15 % of an inline reuse's samples.
+ * Addresses are computed as integers: the medium candidate is formed (never used) while the
+ * medium bins do not exist. */
 static inline struct ms__free_bin* ms__bin_of(struct ms__free_bins* f, size_t n, uint64_t** mask,
                                               uint64_t* bit) MS__NOEXCEPT {
   size_t w = n / 8u;
-  if (w <= 32u) {
-    *mask = &f->mask;
-    *bit = (uint64_t)1 << (w - 1u);
-    return &f->bin[w - 1u];
-  }
-  struct ms__medium_bins* m = f->medium;
-  if (m == NULL) return NULL;
-  *mask = &m->mask[(w - 33u) / 64u];
-  *bit = (uint64_t)1 << ((w - 33u) % 64u);
-  return &m->bin[w - 33u];
+  uintptr_t m = (uintptr_t)f->medium;
+  int small = w <= 32u;
+  uintptr_t pick_small = (uintptr_t)0 - (uintptr_t)small; /* all ones if small, else 0 */
+  if ((m | pick_small) == 0) return NULL;                  /* medium, and no medium bins */
+  size_t i = w - 33u + ((size_t)small << 5);             /* w - 1 if small */
+  uintptr_t medium_bins = m + offsetof(struct ms__medium_bins, bin);
+  uintptr_t medium_word = m + offsetof(struct ms__medium_bins, mask) + i / 64u * sizeof(uint64_t);
+  uintptr_t bins = medium_bins ^ (((uintptr_t)f->bin ^ medium_bins) & pick_small);
+  uintptr_t word = medium_word ^ (((uintptr_t)&f->mask ^ medium_word) & pick_small);
+  *mask = (uint64_t*)word;
+  *bit = (uint64_t)1 << (i % 64u);
+  return (struct ms__free_bin*)(bins + i * sizeof(struct ms__free_bin));
 }
 
 /* Pops a block of exactly n bytes (8..1024, a multiple of 8) off f's bin of that size if the

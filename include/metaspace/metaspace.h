@@ -324,7 +324,7 @@ ms_error_t ms_loader_get_stats(ms_loader_t* loader, ms_loader_stats_t* out) MS__
 /* Usage in O(1), for callers that poll (a memory MXBean read): counters kept up to date as the
  * library works, read without any loader lock, so it never waits for a loader and never makes
  * one wait. `used` lags, per loader, by what it bumped on the inline fast path (at most the
- * committed rest of its current chunk) and by less than 16 KiB of frees and reuses since its
+ * committed rest of its current chunk) and by less than 64 KiB of frees and reuses since its
  * counters were last brought up to date; ms_get_stats brings them all up to date. `overhead` is the
  * library's own bookkeeping, part of
  * `committed`. Set `size` to sizeof(ms_usage_t) before the call (callers built against an older,

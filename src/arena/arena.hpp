@@ -168,7 +168,7 @@ class Arena {
   void fold(const Contribution& now);
   void fold_if_due();
   static bool same_foreign(const Contribution& a, const Contribution& b);
-  static constexpr size_t kFoldSlackBytes = 16 * 1024;
+  static constexpr size_t kFoldSlackBytes = 64 * 1024;
   // The counters of the space foreign blocks lie in: the donor's (class) space.
   SpaceUsage& foreign_usage() const;
 

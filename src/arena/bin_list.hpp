@@ -36,7 +36,7 @@ inline uintptr_t next(uintptr_t block) { return link(block) & ~uintptr_t{kTagMas
 // Blocks and words of `n` bins whose first holds blocks of `first_words` words, in one pass.
 // Walking down, `run` is the number of blocks in bins i..n-1, and adding it once per bin counts
 // every block of bin i (i + 1) times: two adds per bin and no multiply. The arena sums all 128
-// bins at every fold of its counters (every 16 KiB a loader frees or reuses); with a multiply
+// bins at every fold of its counters (every 64 KiB a loader frees or reuses); with a multiply
 // and an add per bin that was ~410 instructions, 6.6 % of the time of bench_metaspace's
 // free/reuse loops.
 inline void sum(const ms__free_bin* bins, size_t n, size_t first_words, size_t* blocks,

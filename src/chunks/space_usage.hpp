@@ -3,15 +3,15 @@
 //
 // The arenas keep them on their slow paths only (the inline bump path stays free of atomics):
 // each arena remembers what it last added and adds the difference ("folds" its state in) at the
-// end of a slow-path call in which a chunk changed hands or 16 KiB moved (Arena::fold_if_due).
+// end of a slow-path call in which a chunk changed hands or 64 KiB moved (Arena::fold_if_due).
 // So the counters lag, per loader, by what it bumped inline since (at most the committed rest of
-// its current chunk, which until then counts as free in chunks) and by less than 16 KiB of frees
+// its current chunk, which until then counts as free in chunks) and by less than 64 KiB of frees
 // and reuses. A statistics snapshot folds every loader it visits, so a quiet metaspace's
 // counters are exact after one.
 //
 // Memory is counted where it lies: a non-class free block in a class alignment gap is class
 // space memory. Every counter is a sum of non-negative contributions, each applied as one atomic
-// add, in an order that never makes one of them pass below zero (see Arena::fold_usage).
+// store of the writer that holds the counters (begin_update), in an order that never makes one of them pass below zero (see Arena::fold_usage).
 #pragma once
 
 #include <atomic>
@@ -39,7 +39,7 @@ struct SpaceUsage {
   // `writers` (one exchange; a fold holds it for a few dozen instructions), so the adds and the
   // version are plain loads and stores. Writers that did not take turns (writers++, atomic adds,
   // version++, writers--) paid six locked instructions per fold: ~45 ns of a ~120 ns fold, which
-  // every loader runs each 16 KiB it frees or reuses.
+  // every loader runs each 64 KiB it frees or reuses.
   std::atomic<uint64_t> writers{0};
   std::atomic<uint64_t> version{0};
 

@@ -45,7 +45,7 @@ Arena::~Arena() {
   // The arena's chunks are in use by construction; a refusal would mean corrupted lists, which
   // return_chunks leaves untouched and verify() reports. A destructor has no caller to tell.
   (void)manager_.return_chunks(chunks_);
-  if (free_blocks_ != nullptr && free_blocks_->published()) {
+  if (inline_free_ && free_blocks_ != nullptr && free_blocks_->published()) {
     __atomic_store_n(&head_->bins, nullptr, __ATOMIC_RELAXED);
   }
   if (free_blocks_ != nullptr) manager_.bookkeeping().destroy(free_blocks_->medium());
@@ -58,11 +58,32 @@ bool Arena::ensure_free_blocks() {
   if (free_blocks_ == nullptr) return false;
   free_blocks_->set_foreign_range(foreign_lo_, foreign_hi_);
   free_blocks_->set_current_chunk(chunks_ != nullptr ? chunks_->base : nullptr);
-  // From now on the owner's inline ms_deallocate and reuse work on the bins (metaspace.h).
-  if (inline_free_ && OwnerExclusion::available()) {
-    __atomic_store_n(&head_->bins, &free_blocks_->publish(), __ATOMIC_RELAXED);
+  // From now on the owner's inline ms_deallocate and reuse work on the bins (metaspace.h): the
+  // non-class arena's through the loader head, the class arena's through owner_deallocate and
+  // owner_reuse, called by the library without the loader lock.
+  if (fast_path_ && OwnerExclusion::available()) {
+    ms__free_bins& bins = free_blocks_->publish();
+    if (inline_free_) __atomic_store_n(&head_->bins, &bins, __ATOMIC_RELAXED);
   }
   return true;
+}
+
+bool Arena::owner_deallocate(void* p, size_t bytes) {
+  size_t n = align_up(bytes, kWordBytes);
+  if (free_blocks_ == nullptr || !free_blocks_->published() || n - 1 >= 1024 ||
+      !is_aligned(p, kWordBytes)) {
+    return false;
+  }
+  uintptr_t top = reinterpret_cast<uintptr_t>(__atomic_load_n(&window()->top, __ATOMIC_RELAXED));
+  return ms__bins_push(&free_blocks_->shared_bins(), top, p, n, fit_max_slot()) != 0;
+}
+
+void* Arena::owner_reuse(size_t bytes) {
+  size_t n = align_up(bytes, kWordBytes);
+  if (free_blocks_ == nullptr || !free_blocks_->published() || n - 1 >= 1024 || n > fit_max()) {
+    return nullptr;
+  }
+  return ms__bins_pop(&free_blocks_->shared_bins(), n, &window()->allocs);
 }
 
 char* Arena::top() const {

@@ -103,6 +103,13 @@ class Arena {
   // Readable from any thread.
   size_t fit_max() const { return __atomic_load_n(fit_max_slot(), __ATOMIC_RELAXED); }
 
+  // The owner's path without the loader lock for an arena whose bins are published but that the
+  // header's inline paths do not serve (the class arena of a loader that is not shared): the
+  // same push and pop as the inline ms_deallocate and reuse (metaspace.h, ms__bins_push/pop),
+  // under the same exclusion from readers. False / null: take the locked path. Only the thread
+  // that may call the loader (one at a time) may call these.
+  bool owner_deallocate(void* p, size_t bytes);
+  void* owner_reuse(size_t bytes);
   // True if [p, p + bytes) lies within the part of one of this arena's chunks handed out so far.
   // `note_hint`: remember a retired chunk found by lookup as the next hint (and as the range the
   // inline ms_deallocate files in). Only the owner's free may: the inline path reads that range
@@ -169,7 +176,7 @@ class Arena {
   void fold(const Contribution& now);
   void fold_if_due();
   static bool same_foreign(const Contribution& a, const Contribution& b);
-  static constexpr size_t kFoldSlackBytes = 16 * 1024;
+  static constexpr size_t kFoldSlackBytes = 64 * 1024;
   // The counters of the space foreign blocks lie in: the donor's (class) space.
   SpaceUsage& foreign_usage() const;
 

@@ -112,6 +112,13 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
     fail(MS_ERR_INVALID_ARGUMENT, "allocation of 0 bytes");
     return nullptr;
   }
+  // A Klass freed earlier, of exactly this size: popped without the lock, as the inline reuse
+  // pops non-class blocks (the class arena's bins; Arena::owner_reuse). Class space was 2.6 % of
+  // the size mix's reuses and, at 40-60 ns each through the lock, the largest term of a reuse
+  // after the inline pops.
+  if (space == MS_SPACE_CLASS && owner_may_skip_lock()) {
+    if (void* p = arenas_->of(MS_SPACE_CLASS).owner_reuse(bytes)) return p;
+  }
   size_t limit = Arena::largest_request(env_->nonclass.chunks().geometry().root_bytes(),
                                         env_->checked);
   if (bytes > limit) {
@@ -194,6 +201,13 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
   if (p == nullptr || bytes == 0) {
     return fail(MS_ERR_INVALID_ARGUMENT, "deallocation of %zu bytes at %p", bytes, p);
   }
+  // A block of the class arena's current or last-hit retired chunk goes to its bin without the
+  // lock, as the inline ms_deallocate files non-class blocks (Arena::owner_deallocate): a Klass
+  // free through the lock cost 40-60 ns, the largest term of a free after the inline pushes.
+  if (owner_may_skip_lock() && env_->class_space.contains(p) &&
+      arenas_->of(MS_SPACE_CLASS).owner_deallocate(p, bytes)) {
+    return MS_OK;
+  }
   std::lock_guard<LoaderLock> guard(lock_);
   if (!alive_) return fail(MS_ERR_DESTROYED, "deallocation into a destroyed loader");
   // No block is larger than a root chunk; checked before rounding, which would wrap sizes from
@@ -250,8 +264,8 @@ void* LoaderMetaspace::allocate_pooled(ms_space_t space, size_t bytes, bool* gra
   ms_space_t lies_in = space_of(p);
   SpaceUsage& u = usage(lies_in);
   u.begin_update();
-  u.used_bytes.fetch_add(n, std::memory_order_relaxed);
-  if (fence != 0) u.fence_bytes.fetch_add(fence, std::memory_order_relaxed);
+  u.used_bytes.fetch_add(n, std::memory_order_release);
+  if (fence != 0) u.fence_bytes.fetch_add(fence, std::memory_order_release);
   u.end_update();
   if (fence != 0) {
     arenas_->pooled().fences.install(p, n, n - bytes);
@@ -287,10 +301,10 @@ ms_error_t LoaderMetaspace::deallocate_pooled(void* p, size_t n) {
   pooled.freed_count[space]++;
   SpaceUsage& u = usage(space);
   u.begin_update();
-  u.used_bytes.fetch_sub(n, std::memory_order_relaxed);
+  u.used_bytes.fetch_sub(n, std::memory_order_release);
   u.free_block_bytes[static_cast<int>(BlockOrigin::kDeallocated)].fetch_add(
-      n, std::memory_order_relaxed);
-  u.free_block_count.fetch_add(1, std::memory_order_relaxed);
+      n, std::memory_order_release);
+  u.free_block_count.fetch_add(1, std::memory_order_release);
   u.end_update();
   return MS_OK;
 }
@@ -310,11 +324,11 @@ void LoaderMetaspace::release_pooled() {
     }
     SpaceUsage& u = usage(space);
     u.begin_update();
-    u.used_bytes.fetch_sub(held[space] - freed - fences, std::memory_order_relaxed);
+    u.used_bytes.fetch_sub(held[space] - freed - fences, std::memory_order_release);
     u.free_block_bytes[static_cast<int>(BlockOrigin::kDeallocated)].fetch_sub(
-        freed, std::memory_order_relaxed);
-    u.free_block_count.fetch_sub(freed_count, std::memory_order_relaxed);
-    u.fence_bytes.fetch_sub(fences, std::memory_order_relaxed);
+        freed, std::memory_order_release);
+    u.free_block_count.fetch_sub(freed_count, std::memory_order_release);
+    u.fence_bytes.fetch_sub(fences, std::memory_order_release);
     u.end_update();
   }
   env_->pool.release(micro_);

@@ -151,6 +151,12 @@ class LoaderMetaspace : public ms__loader_head {
   SpaceUsage& usage(ms_space_t space) const;
 
   void add_arena_stats(LoaderStats& s) const;
+  // The owner of a loader that is not shared may free and reuse class arena blocks without the
+  // lock (Arena::owner_deallocate / owner_reuse decide which); only it calls the loader, one
+  // call at a time, so arenas_ cannot change under it.
+  bool owner_may_skip_lock() const {
+    return !shared() && alive_ && arenas_ != nullptr && arenas_->has_class();
+  }
 
   // 144 bytes in all: the head (72), one word of magic, lock and state, 4 pointers, the record.
   static constexpr uint32_t kMagic = 0x4C4F4144u;  // "LOAD"

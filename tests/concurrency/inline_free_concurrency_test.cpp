@@ -17,6 +17,9 @@ namespace {
 
 // Sizes from every structure: small bins, medium bins, the tree.
 constexpr size_t kSizes[] = {8, 24, 64, 136, 256, 264, 512, 1024, 1032, 2000};
+// Every 8th block is a Klass (66..100 words and one above 128): the class arena's bins, which
+// the library fills and empties without the lock for the owner (Arena::owner_deallocate).
+constexpr size_t kClassSizes[] = {528, 600, 664, 800, 1040};
 
 void fill(void* p, size_t n, unsigned char v) { std::memset(p, v, n); }
 bool holds(const void* p, size_t n, unsigned char v) {
@@ -60,24 +63,29 @@ TEST(InlineFreeConcurrency, OwnerFreesAndReusesWhileOtherThreadsVerifyAndReadSta
   bool patterns_ok = true;
   constexpr size_t kBlocks = 256;
   std::vector<void*> blocks(kBlocks);
+  auto space_of = [](size_t i) { return i % 8 == 3 ? MS_SPACE_CLASS : MS_SPACE_NONCLASS; };
+  auto size_of = [](size_t i, int round) {
+    return i % 8 == 3 ? kClassSizes[(i / 8 + round) % std::size(kClassSizes)]
+                      : kSizes[(i + round) % std::size(kSizes)];
+  };
   for (int round = 0; round < 200; round++) {
     for (size_t i = 0; i < kBlocks; i++) {
-      size_t n = kSizes[(i + round) % std::size(kSizes)];
-      blocks[i] = ms_allocate(l, MS_SPACE_NONCLASS, n);
+      size_t n = size_of(i, round);
+      blocks[i] = ms_allocate(l, space_of(i), n);
       ASSERT_NE(blocks[i], nullptr);
       fill(blocks[i], n, static_cast<unsigned char>(i));
     }
-    for (size_t i = 0; i < kBlocks; i += 2) {
-      ASSERT_EQ(ms_deallocate(l, blocks[i], kSizes[(i + round) % std::size(kSizes)]), MS_OK);
+    for (size_t i = 1; i < kBlocks; i += 2) {
+      ASSERT_EQ(ms_deallocate(l, blocks[i], size_of(i, round)), MS_OK);
     }
-    for (size_t i = 0; i < kBlocks; i += 2) {
-      size_t n = kSizes[(i + round) % std::size(kSizes)];
-      blocks[i] = ms_allocate(l, MS_SPACE_NONCLASS, n);
+    for (size_t i = 1; i < kBlocks; i += 2) {
+      size_t n = size_of(i, round);
+      blocks[i] = ms_allocate(l, space_of(i), n);
       ASSERT_NE(blocks[i], nullptr);
       fill(blocks[i], n, static_cast<unsigned char>(i));
     }
     for (size_t i = 0; i < kBlocks; i++) {
-      size_t n = kSizes[(i + round) % std::size(kSizes)];
+      size_t n = size_of(i, round);
       patterns_ok = patterns_ok && holds(blocks[i], n, static_cast<unsigned char>(i));
       ASSERT_EQ(ms_deallocate(l, blocks[i], n), MS_OK);
     }

@@ -157,6 +157,125 @@ TEST_F(InlineFree, PointersTheLoaderDidNotHandOutAreRefusedUntouched) {
   EXPECT_EQ(ms_deallocate(other, q, 32), MS_ERR_DESTROYED);
 }
 
+// Class space: the class arena's bins are filled and emptied by the library without the loader
+// lock (Arena::owner_deallocate / owner_reuse), for blocks in its current chunk or the retired
+// chunk the last locked free found; the rest through the lock. Either way a freed Klass comes
+// back at its exact place for a request of its size, aligned for a narrow class pointer.
+void* alloc_class(ms_loader_t* l, size_t n) {
+  void* p = ms_allocate(l, MS_SPACE_CLASS, n);
+  EXPECT_NE(p, nullptr) << ms_last_error_text();
+  if (p != nullptr) std::memset(p, 0x6B, n);
+  return p;
+}
+
+void class_block_freed_and_reused_at_its_place(ms_metaspace_t* ms, ms_loader_t* l,
+                                               size_t alignment) {
+  const auto& head = *reinterpret_cast<const ms__loader_head*>(l);
+  // 48 Klasses of 66..100 words: the first ones come from the micro pool (pooled blocks are not
+  // reused), the later ones from the loader's class arena after it graduated.
+  std::vector<std::pair<void*, size_t>> klasses;
+  for (size_t i = 0; i < 48; i++) {
+    size_t n = (66 + (i * 7) % 35) * 8;
+    klasses.push_back({alloc_class(l, n), n});
+  }
+  for (size_t i = 24; i < klasses.size(); i++) {
+    auto [p, n] = klasses[i];
+    ASSERT_EQ(ms_deallocate(l, p, n), MS_OK) << i;
+    EXPECT_GE(head.fit_max[MS_SPACE_CLASS], n) << i << ": the bump must not bypass it";
+    void* again = ms_allocate(l, MS_SPACE_CLASS, n);
+    EXPECT_EQ(again, p) << i << ": " << n << " bytes: the freed block, at its place";
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(again) % alignment, 0u) << i;
+    EXPECT_TRUE(ms_is_class_space(ms, again)) << i;
+    EXPECT_EQ(ms_decode_class(ms, ms_encode_class(ms, again)), again) << i;
+  }
+  // All of them freed (newest first, then oldest first), then all asked for again: every one
+  // of the arena's comes back, none twice.
+  for (size_t i = klasses.size(); i-- > 24;) {
+    ASSERT_EQ(ms_deallocate(l, klasses[i].first, klasses[i].second), MS_OK);
+  }
+  ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  std::vector<void*> expected, got;
+  for (size_t i = 24; i < klasses.size(); i++) {
+    expected.push_back(klasses[i].first);
+    got.push_back(ms_allocate(l, MS_SPACE_CLASS, klasses[i].second));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(got.back()) % alignment, 0u) << i;
+  }
+  std::sort(expected.begin(), expected.end());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, expected) << "every freed Klass reused, nothing else";
+  ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+}
+
+TEST_F(InlineFree, ClassBlocksAreFreedAndReusedAtTheirPlace) {
+  class_block_freed_and_reused_at_its_place(ms_, l_, 8);
+  check();
+}
+
+TEST(InlineFreeClassAlignment, LargeClassAlignmentKeepsTheLockedPathAndTheAlignment) {
+  for (size_t alignment : {size_t{64}, size_t{1024}}) {
+    ms_settings_t s;
+    ms_settings_init(&s);
+    s.class_alignment_bytes = alignment;
+    ms_metaspace_t* ms = ms_create(&s);
+    ASSERT_NE(ms, nullptr) << ms_last_error_text();
+    ms_loader_t* l = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
+    ASSERT_NE(l, nullptr) << ms_last_error_text();
+    class_block_freed_and_reused_at_its_place(ms, l, alignment);
+    EXPECT_EQ(ms_loader_destroy(l), MS_OK);
+    ms_destroy(ms);
+  }
+}
+
+// Class frees and reuses well past the 16 KiB budget between folds: once statistics bring the
+// counters up to date they are exact (free block bytes and counts, deallocated bytes, the
+// identity, usage == snapshot), and every block handed out is counted once.
+TEST_F(InlineFree, CountersAreExactAfterManyClassFreesAndReuses) {
+  constexpr size_t kKlasses = 400;  // ~265 KiB
+  std::vector<std::pair<void*, size_t>> klasses;
+  for (size_t i = 0; i < kKlasses; i++) {
+    size_t n = (66 + (i * 13) % 35) * 8;
+    klasses.push_back({alloc_class(l_, n), n});
+  }
+  ms_loader_stats_t before;
+  ASSERT_EQ(ms_loader_get_stats(l_, &before), MS_OK);
+  ms_stats_t st0;
+  ASSERT_EQ(ms_get_stats(ms_, &st0), MS_OK);
+  size_t freed = 0;
+  for (size_t i = 0; i < kKlasses; i += 2) {
+    ASSERT_EQ(ms_deallocate(l_, klasses[i].first, klasses[i].second), MS_OK);
+    freed += klasses[i].second;
+  }
+  ms_loader_stats_t ls;
+  ASSERT_EQ(ms_loader_get_stats(l_, &ls), MS_OK);
+  EXPECT_EQ(ls.free_blocks_bytes[MS_SPACE_CLASS], before.free_blocks_bytes[MS_SPACE_CLASS] + freed);
+  EXPECT_EQ(ls.free_blocks_count[MS_SPACE_CLASS],
+            before.free_blocks_count[MS_SPACE_CLASS] + kKlasses / 2);
+  EXPECT_EQ(ls.used_bytes[MS_SPACE_CLASS], before.used_bytes[MS_SPACE_CLASS] - freed);
+  ms_stats_t st;
+  ASSERT_EQ(ms_get_stats(ms_, &st), MS_OK);
+  EXPECT_EQ(st.space[MS_SPACE_CLASS].deallocated_bytes,
+            st0.space[MS_SPACE_CLASS].deallocated_bytes + freed);
+  EXPECT_EQ(st.space[MS_SPACE_CLASS].used_bytes, st0.space[MS_SPACE_CLASS].used_bytes - freed);
+  ms_usage_t u{};
+  u.size = sizeof u;
+  ASSERT_EQ(ms_get_usage(ms_, &u), MS_OK);
+  EXPECT_EQ(u.space[MS_SPACE_CLASS].used_bytes, st.space[MS_SPACE_CLASS].used_bytes);
+  check();
+  // The same sizes again: the arena's blocks are reused (the pooled ones stay deallocated until
+  // the loader dies).
+  for (size_t i = 0; i < kKlasses; i += 2) {
+    void* p = ms_allocate(l_, MS_SPACE_CLASS, klasses[i].second);
+    ASSERT_NE(p, nullptr);
+  }
+  ASSERT_EQ(ms_loader_get_stats(l_, &ls), MS_OK);
+  EXPECT_EQ(ls.allocations, before.allocations + kKlasses / 2);
+  EXPECT_EQ(ls.used_bytes[MS_SPACE_CLASS], before.used_bytes[MS_SPACE_CLASS]);
+  EXPECT_LE(ls.free_blocks_bytes[MS_SPACE_CLASS], before.free_blocks_bytes[MS_SPACE_CLASS] + freed);
+  ASSERT_EQ(ms_get_stats(ms_, &st), MS_OK);
+  ASSERT_EQ(ms_get_usage(ms_, &u), MS_OK);
+  EXPECT_EQ(u.space[MS_SPACE_CLASS].used_bytes, st.space[MS_SPACE_CLASS].used_bytes);
+}
+
 TEST(InlineFreeModes, CheckedAndSharedLoadersKeepTheOutOfLinePath) {
   ms_settings_t s;
   ms_settings_init(&s);

@@ -17,6 +17,10 @@ struct Chunk {
   VirtualSpaceNode* node = nullptr;
   int level = 0;
   State state = State::kUnused;
+  // In-use chunks of the micro pool (loader/micro_pool.hpp): where the chunk's first hole lies,
+  // in hole units from base, plus one; 0: no hole. Kept in the padding behind state, so the
+  // header stays 88 bytes (a pointer here would add 8 bytes to every chunk header).
+  uint16_t first_hole = 0;
 
   // [base, base + committed_bytes) is committed. A lower bound: the commit mask may know more
   // (a merge can join a partly committed leader with a committed follower).
@@ -45,5 +49,7 @@ struct Chunk {
     return __atomic_load_n(&owner, __ATOMIC_ACQUIRE) == arena;
   }
 };
+
+static_assert(sizeof(Chunk) == 88, "Chunk::first_hole must stay in the padding");
 
 }  // namespace metaspace

@@ -163,12 +163,12 @@ bool LoaderMetaspace::pools(ms_space_t space) const {
     // - 8-byte class alignment: with a larger one the class arena hands the gaps in front of
     //   its Klasses to non-class requests; the pool cannot.
     // - shared chunks of at most 4 KiB (the default granule of the reclaim policies that give
-    //   memory back). A shared chunk goes back only when no live loader holds bytes in it, and
-    //   the pool never reuses a dead loader's bytes in a chunk still held; a private class chunk
-    //   is reused whole after its loader's death. The larger the shared chunk, the more loaders
-    //   share it: with reclaim none's 64 KiB, loaders killed at the cap (tests/fault/
-    //   limits_test.cpp) left their pooled Klasses in chunks their neighbours held, and new
-    //   loaders found less than a third of the room the dead had freed.
+    //   memory back). A shared chunk goes back only when no live loader holds bytes in it; a
+    //   private class chunk is reused whole after its loader's death. The larger the shared
+    //   chunk, the more loaders share it: with reclaim none's 64 KiB, loaders killed at the cap
+    //   (tests/fault/limits_test.cpp) left their pooled Klasses in chunks their neighbours
+    //   held, and new loaders found less than a third of the room the dead had freed (measured
+    //   before the pool reused dead loaders' runs as holes).
     case MS_LOADER_STANDARD:
       return space == MS_SPACE_CLASS && (size_t{1} << env_->class_space.shift()) == kWordBytes &&
              env_->pool.chunk_bytes() <= kMaxSharedChunkForKlasses;
@@ -354,6 +354,12 @@ bool LoaderMetaspace::verify_pooled() const {
     ok = c != nullptr && c->owner_is(&pool) && p + n <= c->end();
     if (!ok) fail(MS_ERR_CORRUPTED, "loader %p: run %p (%zu bytes) not in a shared chunk",
                   (const void*)this, (void*)p, n);
+    // Nor in the pool's free room: holes, the hole window, above a window's top.
+    if (ok && !pool.clear_of_holes(p, n)) {
+      ok = false;
+      fail(MS_ERR_CORRUPTED, "loader %p: run %p (%zu bytes) overlaps free room of the pool",
+           (const void*)this, (void*)p, n);
+    }
   });
   if (!ok) return false;
   if (arenas_ == nullptr) return true;

@@ -288,6 +288,7 @@ MicroPool::Hole* MicroPool::hole_at(const Chunk* c, const char* p) const {
 }
 
 void MicroPool::add_hole_locked(Space& s, Chunk* c, char* begin, char* end) {
+  if (!options_.reuse_dead_runs) return;
   // Bytes that end at a window's top go back to the window, with a hole ending where they begin.
   char** tops[3] = {c == s.current ? &s.top : nullptr, c == s.tail ? &s.tail_top : nullptr,
                     c == s.hole_chunk ? &s.hole_top : nullptr};

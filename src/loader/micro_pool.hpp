@@ -116,6 +116,10 @@ class MicroPool {
   struct Options {
     size_t chunk_bytes = 4 * 1024;   // a shared chunk: one commit granule (at least 4 KiB)
     size_t class_alignment = 8;      // of blocks in class space
+    // Dead loaders' runs become holes for new blocks. Off in checked mode, where a dead
+    // loader's pooled bytes keep showing the 0xD5 pattern while its chunk is held
+    // (docs/guarantees.md); a hole's links would overwrite them.
+    bool reuse_dead_runs = true;
   };
   // A block larger than chunk_bytes / kMaxBlockFraction graduates its loader: it would leave up
   // to that much of a shared chunk unused at the chunk's end.

@@ -43,6 +43,13 @@ struct Chunk {
   bool is_free() const { return state == State::kFree; }
   bool fully_committed() const { return committed_bytes == bytes; }
   bool contains(const void* p) const { return p >= base && p < end(); }
+  // contains() for lookups without the chunk manager's lock (ChunkManager::chunk_containing):
+  // the size is read atomically, since the owner of an in-use chunk may be enlarging it.
+  bool contains_unlocked(const void* p) const {
+    const char* q = static_cast<const char*>(p);
+    return q >= base &&
+           static_cast<size_t>(q - base) < __atomic_load_n(&bytes, __ATOMIC_RELAXED);
+  }
 
   void set_owner(const void* arena) { __atomic_store_n(&owner, arena, __ATOMIC_RELEASE); }
   bool owner_is(const void* arena) const {

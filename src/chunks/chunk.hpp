@@ -17,6 +17,10 @@ struct Chunk {
   VirtualSpaceNode* node = nullptr;
   int level = 0;
   State state = State::kUnused;
+  // In-use chunks of the micro pool (loader/micro_pool.hpp): where the chunk's first hole lies,
+  // in hole units from base, plus one; 0: no hole. Kept in the padding behind state, so the
+  // header stays 88 bytes (a pointer here would add 8 bytes to every chunk header).
+  uint16_t first_hole = 0;
 
   // [base, base + committed_bytes) is committed. A lower bound: the commit mask may know more
   // (a merge can join a partly committed leader with a committed follower).
@@ -39,11 +43,20 @@ struct Chunk {
   bool is_free() const { return state == State::kFree; }
   bool fully_committed() const { return committed_bytes == bytes; }
   bool contains(const void* p) const { return p >= base && p < end(); }
+  // contains() for lookups without the chunk manager's lock (ChunkManager::chunk_containing):
+  // the size is read atomically, since the owner of an in-use chunk may be enlarging it.
+  bool contains_unlocked(const void* p) const {
+    const char* q = static_cast<const char*>(p);
+    return q >= base &&
+           static_cast<size_t>(q - base) < __atomic_load_n(&bytes, __ATOMIC_RELAXED);
+  }
 
   void set_owner(const void* arena) { __atomic_store_n(&owner, arena, __ATOMIC_RELEASE); }
   bool owner_is(const void* arena) const {
     return __atomic_load_n(&owner, __ATOMIC_ACQUIRE) == arena;
   }
 };
+
+static_assert(sizeof(Chunk) == 88, "Chunk::first_hole must stay in the padding");
 
 }  // namespace metaspace

@@ -78,6 +78,9 @@ Chunk* ChunkManager::take_chunk_locked(int preferred_level, int max_level,
   }
   c->state = Chunk::State::kInUse;
   c->used_bytes = 0;
+  // Only in-use chunks record their start (ChunkStartTable: free chunks' starts kept pages of
+  // slots for nothing). Enlarging in place keeps the base, so the start stays right.
+  c->node->chunk_starts().set(c->base, c);
   return c;
 }
 
@@ -119,7 +122,6 @@ Chunk* ChunkManager::new_root_chunk_locked() {
   c->level = 0;
   c->node = node;
   c->state = Chunk::State::kFree;
-  node->chunk_starts().set(base, c);
   areas_.push_back({node, c});
   return c;
 }
@@ -179,6 +181,8 @@ void ChunkManager::return_chunk_locked(Chunk* c) {
   c->set_owner(nullptr);
   c->used_bytes = 0;
   c->state = Chunk::State::kFree;
+  // Before merging, while c still names its own start: free chunks record none.
+  c->node->chunk_starts().clear(c->base);
   if (policy_.merge) c = RootChunkArea::merge(c, geometry_, pool_, free_lists_);
   refresh_committed_locked(c);
   // A refusal leaves the chunk counted as committed; purge tries again.

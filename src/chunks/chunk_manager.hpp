@@ -69,13 +69,17 @@ class ChunkManager {
   VirtualSpaceList& vslist() { return vslist_; }
   SlabAllocator& bookkeeping() { return bookkeeping_; }
 
-  // The chunk (free or in use) whose memory holds p, or null if p is not in this space or not in
-  // a carved area. O(1) for every chunk of every node, and without the lock: a caller that holds
-  // the chunk (its arena) gets a stable answer; for anyone else it is a hint to be checked
-  // against Chunk::owner_is (see ChunkStartTable).
+  // The in-use chunk whose memory holds p, or null if p is not in this space, not in a carved
+  // area or in a free chunk. O(1) for every chunk of every node, and without the lock: a caller
+  // that holds the chunk (its arena) gets a stable answer; for anyone else it is a hint to be
+  // checked against Chunk::owner_is (see ChunkStartTable). The table records in-use chunks only,
+  // so its nearest start below p may be a chunk that ends before p (p in a free chunk): the end
+  // is checked here.
   Chunk* chunk_containing(const void* p) const {
     VirtualSpaceNode* node = vslist_.node_containing(p);
-    return node == nullptr ? nullptr : node->chunk_starts().find(p);
+    if (node == nullptr) return nullptr;
+    Chunk* c = node->chunk_starts().find(p);
+    return c != nullptr && c->contains_unlocked(p) ? c : nullptr;
   }
 
   // For statistics and checks: committed bytes of a chunk according to the commit mask. The

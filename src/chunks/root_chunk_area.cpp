@@ -36,8 +36,8 @@ void RootChunkArea::split(Chunk* c, int level, ChunkHeaderPool& pool,
     f->next_in_area = c->next_in_area;
     if (c->next_in_area != nullptr) c->next_in_area->prev_in_area = f;
     c->next_in_area = f;
-    // (Chunks without a node exist only in the buddy arithmetic's own tests.)
-    if (f->node != nullptr) f->node->chunk_starts().set(f->base, f);
+    // f is free: no start recorded (ChunkStartTable). c is free too until the manager hands it
+    // out, so no reader holds it.
     c->bytes = half;
     c->level++;
     if (c->committed_bytes > half) c->committed_bytes = half;
@@ -48,11 +48,12 @@ void RootChunkArea::split(Chunk* c, int level, ChunkHeaderPool& pool,
 void RootChunkArea::join(Chunk* a, Chunk* b, ChunkHeaderPool& pool) {
   // The result's committed prefix runs into b only if a is committed to its end.
   if (a->fully_committed()) a->committed_bytes += b->committed_bytes;
-  a->bytes *= 2;
+  // Atomic: a lookup without the lock may be reading the size of a chunk enlarged in place. b is
+  // free and has no start to clear (ChunkStartTable records in-use chunks only).
+  __atomic_store_n(&a->bytes, a->bytes * 2, __ATOMIC_RELAXED);
   a->level--;
   a->next_in_area = b->next_in_area;
   if (b->next_in_area != nullptr) b->next_in_area->prev_in_area = a;
-  if (b->node != nullptr) b->node->chunk_starts().clear(b->base);
   pool.release(b);
 }
 
@@ -102,9 +103,17 @@ bool RootChunkArea::verify(const Chunk* first, const ChunkGeometry& geometry,
               (void*)c->base);
     MS_VERIFY(c->committed_bytes <= c->bytes, "chunk %p: committed %zu > size",
               (void*)c->base, c->committed_bytes);
-    MS_VERIFY(c->node == nullptr || (c->node->chunk_starts().find(c->base) == c &&
-                                      c->node->chunk_starts().find(c->end() - 1) == c),
-              "chunk %p is not found by its addresses", (void*)c->base);
+    if (c->node != nullptr && !c->is_free()) {
+      MS_VERIFY(c->node->chunk_starts().find(c->base) == c &&
+                    c->node->chunk_starts().find(c->end() - 1) == c,
+                "in-use chunk %p is not found by its addresses", (void*)c->base);
+    } else if (c->node != nullptr) {
+      // No start, and the nearest start below any of its addresses is a chunk that ends before.
+      const Chunk* below = c->node->chunk_starts().find(c->end() - 1);
+      MS_VERIFY(c->node->chunk_starts().at(c->base) == nullptr &&
+                    (below == nullptr || below->end() <= c->base),
+                "free chunk %p has a chunk start or is found by its addresses", (void*)c->base);
+    }
     MS_VERIFY(!c->is_free() || c->owner_is(nullptr), "free chunk %p has an owner",
               (void*)c->base);
     if (buddies == FreeBuddies::kAlwaysMerged && c->is_free()) {

@@ -66,7 +66,8 @@ Metaspace::Metaspace(const ms_settings_t& settings)
   micro_pool_ = std::make_unique<MicroPool>(
       nonclass_->chunks(), class_space_->context().chunks(),
       MicroPool::Options{.chunk_bytes = shared_chunk,
-                         .class_alignment = settings.class_alignment_bytes});
+                         .class_alignment = settings.class_alignment_bytes,
+                         .reuse_dead_runs = settings.checked == 0});
   loader_env_ = std::make_unique<LoaderEnvironment>(LoaderEnvironment{
       *nonclass_, *class_space_, limiter_, *micro_pool_, handle(), protect});
 }

@@ -32,7 +32,13 @@ bool LoaderMetaspace::ensure_arenas() {
   if (arenas_ != nullptr) return true;
   arenas_ = env_->nonclass.bookkeeping().create<LoaderArenas>(env_->nonclass.chunks(), *this,
                                                                arenas_options());
-  return arenas_ != nullptr;  // else MS_ERR_OUT_OF_MEMORY is recorded
+  if (arenas_ == nullptr) return false;  // MS_ERR_OUT_OF_MEMORY is recorded
+  // Checked mode fences pooled blocks from the first one: their list must be there.
+  if (env_->checked && arenas_->ensure_pooled(env_->nonclass.bookkeeping()) == nullptr) {
+    destroy_arenas();
+    return false;
+  }
+  return true;
 }
 
 bool LoaderMetaspace::ensure_class_arena() {
@@ -49,6 +55,7 @@ void LoaderMetaspace::destroy_arenas() {
     arenas_->windows = nullptr;
   }
   arenas_->destroy_class(env_->nonclass.bookkeeping());
+  arenas_->destroy_pooled(env_->nonclass.bookkeeping());
   env_->nonclass.bookkeeping().destroy(arenas_);
   arenas_ = nullptr;
 }
@@ -90,7 +97,7 @@ ms_error_t LoaderMetaspace::close() {
       ms_error_t e = arenas_->of(s).check_fences();
       if (result == MS_OK) result = e;
     }
-    ms_error_t e = arenas_->pooled().fences.check(
+    ms_error_t e = arenas_->pooled()->fences.check(
         this, [this](const void* p, size_t n) { return micro_.holds(p, n); });
     if (result == MS_OK) result = e;
     if (arenas_->has_class()) arenas_->of(MS_SPACE_CLASS).zap();
@@ -172,12 +179,12 @@ bool LoaderMetaspace::pools(ms_space_t space) const {
     // - 8-byte class alignment: with a larger one the class arena hands the gaps in front of
     //   its Klasses to non-class requests; the pool cannot.
     // - shared chunks of at most 4 KiB (the default granule of the reclaim policies that give
-    //   memory back). A shared chunk goes back only when no live loader holds bytes in it, and
-    //   the pool never reuses a dead loader's bytes in a chunk still held; a private class chunk
-    //   is reused whole after its loader's death. The larger the shared chunk, the more loaders
-    //   share it: with reclaim none's 64 KiB, loaders killed at the cap (tests/fault/
-    //   limits_test.cpp) left their pooled Klasses in chunks their neighbours held, and new
-    //   loaders found less than a third of the room the dead had freed.
+    //   memory back). A shared chunk goes back only when no live loader holds bytes in it; a
+    //   private class chunk is reused whole after its loader's death. The larger the shared
+    //   chunk, the more loaders share it: with reclaim none's 64 KiB, loaders killed at the cap
+    //   (tests/fault/limits_test.cpp) left their pooled Klasses in chunks their neighbours
+    //   held, and new loaders found less than a third of the room the dead had freed (measured
+    //   before the pool reused dead loaders' runs as holes).
     case MS_LOADER_STANDARD:
       return space == MS_SPACE_CLASS && (size_t{1} << env_->class_space.shift()) == kWordBytes &&
              env_->pool.chunk_bytes() <= kMaxSharedChunkForKlasses;
@@ -268,8 +275,8 @@ void* LoaderMetaspace::allocate_pooled(ms_space_t space, size_t bytes, bool* gra
   if (fence != 0) u.fence_bytes.fetch_add(fence, std::memory_order_release);
   u.end_update();
   if (fence != 0) {
-    arenas_->pooled().fences.install(p, n, n - bytes);
-    arenas_->pooled().fence_bytes[lies_in] += fence;
+    arenas_->pooled()->fences.install(p, n, n - bytes);
+    arenas_->pooled()->fence_bytes[lies_in] += fence;
   }
   __atomic_fetch_add(&bump[space].allocs, 1, __ATOMIC_RELAXED);
   return p;
@@ -287,8 +294,10 @@ ms_error_t LoaderMetaspace::deallocate_pooled(void* p, size_t n) {
   // A pooled block is not reused: it stays charged to the loader, as a deallocated free block,
   // until the loader dies (micro loaders rarely free anything). The figures live with the arenas.
   if (!ensure_arenas()) return MS_ERR_OUT_OF_MEMORY;
+  LoaderArenas::Pooled* made = arenas_->ensure_pooled(env_->nonclass.bookkeeping());
+  if (made == nullptr) return MS_ERR_OUT_OF_MEMORY;
+  LoaderArenas::Pooled& pooled = *made;
   ms_space_t space = space_of(p);
-  LoaderArenas::Pooled& pooled = arenas_->pooled();
   size_t held[2];
   pooled_bytes(held);
   // Outside checked mode a second free of the block is not recognised; it must not take more
@@ -316,8 +325,8 @@ void LoaderMetaspace::release_pooled() {
   for (ms_space_t space : {MS_SPACE_NONCLASS, MS_SPACE_CLASS}) {
     if (held[space] == 0) continue;
     size_t freed = 0, freed_count = 0, fences = 0;
-    if (arenas_ != nullptr) {
-      const LoaderArenas::Pooled& pooled = arenas_->pooled();
+    if (arenas_ != nullptr && arenas_->pooled() != nullptr) {
+      const LoaderArenas::Pooled& pooled = *arenas_->pooled();
       freed = pooled.freed_bytes[space];
       freed_count = pooled.freed_count[space];
       fences = pooled.fence_bytes[space];
@@ -339,8 +348,8 @@ void LoaderMetaspace::add_pooled_stats(LoaderStats& s) const {
   pooled_bytes(held);
   for (int sp = 0; sp < 2; sp++) {
     size_t freed = 0, fences = 0;
-    if (arenas_ != nullptr) {
-      const LoaderArenas::Pooled& pooled = arenas_->pooled();
+    if (arenas_ != nullptr && arenas_->pooled() != nullptr) {
+      const LoaderArenas::Pooled& pooled = *arenas_->pooled();
       freed = pooled.freed_bytes[sp];
       fences = pooled.fence_bytes[sp];
       s.arena[sp].free_blocks_count += pooled.freed_count[sp];
@@ -370,12 +379,21 @@ bool LoaderMetaspace::verify_pooled() const {
     ok = c != nullptr && c->owner_is(&pool) && p + n <= c->end();
     if (!ok) fail(MS_ERR_CORRUPTED, "loader %p: run %p (%zu bytes) not in a shared chunk",
                   (const void*)this, (void*)p, n);
+    // Nor in the pool's free room: holes, the hole window, above a window's top.
+    if (ok && !pool.clear_of_holes(p, n)) {
+      ok = false;
+      fail(MS_ERR_CORRUPTED, "loader %p: run %p (%zu bytes) overlaps free room of the pool",
+           (const void*)this, (void*)p, n);
+    }
   });
   if (!ok) return false;
   if (arenas_ == nullptr) return true;
+  MS_VERIFY(!env_->checked || arenas_->pooled() != nullptr,
+            "loader %p: checked mode without its pooled blocks' fence list", (const void*)this);
+  if (arenas_->pooled() == nullptr) return true;
   size_t held[2];
   pooled_bytes(held);
-  const LoaderArenas::Pooled& pooled = arenas_->pooled();
+  const LoaderArenas::Pooled& pooled = *arenas_->pooled();
   for (int sp = 0; sp < 2; sp++) {
     MS_VERIFY(pooled.freed_bytes[sp] + pooled.fence_bytes[sp] <= held[sp],
               "loader %p: space %d: %zu pooled bytes freed and %zu in fences of %zu held",

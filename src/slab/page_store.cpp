@@ -48,16 +48,16 @@ PageStore::~PageStore() {
 
 void PageStore::set_taken(size_t index) {
   size_t bitmap_page = index / bits_per_page_;
-  if (!bitmap_page_committed_[bitmap_page]) {
+  if (index >= kInlineWords * kBitsPerWord && !bitmap_page_committed_[bitmap_page]) {
     bitmap_page_committed_[bitmap_page] = 1;
     bitmap_committed_pages_++;
     committed_pages_++;
   }
-  bits_[index / kBitsPerWord] |= uint64_t{1} << (index % kBitsPerWord);
+  word(index / kBitsPerWord) |= uint64_t{1} << (index % kBitsPerWord);
 }
 
 void PageStore::clear_taken(size_t index) {
-  bits_[index / kBitsPerWord] &= ~(uint64_t{1} << (index % kBitsPerWord));
+  word(index / kBitsPerWord) &= ~(uint64_t{1} << (index % kBitsPerWord));
   if (index < hint_) hint_ = index;
 }
 
@@ -70,9 +70,9 @@ void PageStore::push_empty(uint32_t index) {
 uint32_t PageStore::find_free() {
   size_t i = hint_;
   while (i < next_page_) {
-    uint64_t word = bits_[i / kBitsPerWord] | ((uint64_t{1} << (i % kBitsPerWord)) - 1);
-    if (word != ~uint64_t{0}) {
-      size_t found = align_down(i, kBitsPerWord) + static_cast<size_t>(__builtin_ctzll(~word));
+    uint64_t bits = word(i / kBitsPerWord) | ((uint64_t{1} << (i % kBitsPerWord)) - 1);
+    if (bits != ~uint64_t{0}) {
+      size_t found = align_down(i, kBitsPerWord) + static_cast<size_t>(__builtin_ctzll(~bits));
       if (found >= next_page_) break;
       hint_ = found + 1;
       return static_cast<uint32_t>(found);
@@ -185,8 +185,8 @@ bool PageStore::verify() const {
   for (size_t i = first_page_; i < next_page_; i++) {
     if (taken(i)) {
       taken_pages++;
-      MS_VERIFY(bitmap_page_committed_[i / bits_per_page_], "bit of page %zu in a returned page",
-                i);
+      MS_VERIFY(i < kInlineWords * kBitsPerWord || bitmap_page_committed_[i / bits_per_page_],
+                "bit of page %zu in a returned page", i);
     } else {
       MS_VERIFY(i >= hint_, "free page %zu below the hint %zu", i, hint_);
     }

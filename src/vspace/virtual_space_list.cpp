@@ -17,11 +17,10 @@ VirtualSpaceList::VirtualSpaceList(const NodeGeometry& geometry, CommitLimiter& 
     (void)node_map_.init();  // a failure shows in ok()
     return;
   }
-  // The fixed node first: a class space placed at a requested base must get it before the map's
-  // range can land there. Failures show in ok().
+  // The fixed node, found by its range (no map). Failures show in ok().
   auto node = VirtualSpaceNode::create(geometry, layout.wish, limiter, &committed_,
                                        &bookkeeping_);
-  if (node && node_map_.init() == MS_OK) (void)add_node(std::move(node));
+  if (node) (void)add_node(std::move(node));
 }
 
 ms_error_t VirtualSpaceList::add_node(std::unique_ptr<VirtualSpaceNode> node) {
@@ -29,8 +28,13 @@ ms_error_t VirtualSpaceList::add_node(std::unique_ptr<VirtualSpaceNode> node) {
   // MS_ERR_OUT_OF_MEMORY at the C API) must leave no node half-added; then the map, which may
   // refuse (the node is destroyed, its range released).
   nodes_.reserve(nodes_.size() + 1);
-  if (ms_error_t err = node_map_.add(node->base(), node->reserved_bytes(), node.get());
-      err != MS_OK) {
+  if (!expandable_) {
+    MS_ASSERT(nodes_.empty(), "a fixed list has one node");
+    fixed_base_ = reinterpret_cast<uintptr_t>(node->base());
+    fixed_bytes_ = node->reserved_bytes();
+    fixed_ = node.get();
+  } else if (ms_error_t err = node_map_.add(node->base(), node->reserved_bytes(), node.get());
+             err != MS_OK) {
     return err;
   }
   reserved_.fetch_add(node->reserved_bytes(), std::memory_order_relaxed);
@@ -67,7 +71,12 @@ ms_error_t VirtualSpaceList::remove_node(VirtualSpaceNode* node) {
   if (ms_error_t err = node->unmap(); err != MS_OK) return err;
   retired_commit_calls_ += node->commit_calls();
   retired_uncommit_calls_ += node->uncommit_calls();
-  node_map_.remove(node->base(), node->reserved_bytes());
+  if (node == fixed_) {
+    fixed_ = nullptr;
+    fixed_base_ = fixed_bytes_ = 0;
+  } else {
+    node_map_.remove(node->base(), node->reserved_bytes());
+  }
   reserved_.fetch_sub(node->reserved_bytes(), std::memory_order_relaxed);
   nodes_.erase(it);
   return MS_OK;
@@ -100,13 +109,15 @@ bool VirtualSpaceList::verify() const {
   for (const auto& n : nodes_) {
     bookkeeping += n->bookkeeping_bytes();
     if (!n->verify()) return false;
-    MS_VERIFY(node_map_.find(n->base()) == n.get() && node_map_.find(n->end() - 1) == n.get(),
+    MS_VERIFY(node_containing(n->base()) == n.get() && node_containing(n->end() - 1) == n.get(),
               "node %p is not found by its addresses", (void*)n->base());
     reserved += n->reserved_bytes();
     committed += n->committed_bytes();
   }
-  MS_VERIFY(node_map_.entries() * geometry_.root_chunk_bytes == reserved,
+  MS_VERIFY(!expandable_ || node_map_.entries() * geometry_.root_chunk_bytes == reserved,
             "node map has %zu areas for %zu reserved bytes", node_map_.entries(), reserved);
+  MS_VERIFY(expandable_ || (nodes_.size() == 1 && nodes_[0].get() == fixed_),
+            "a fixed list of %zu nodes", nodes_.size());
   MS_VERIFY(reserved == reserved_bytes(), "reserved counter %zu, nodes %zu", reserved_bytes(),
             reserved);
   MS_VERIFY(committed == committed_bytes(), "committed counter %zu, nodes %zu",

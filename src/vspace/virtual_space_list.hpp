@@ -24,7 +24,7 @@ class VirtualSpaceList {
 
   VirtualSpaceList(const NodeGeometry& geometry, CommitLimiter& limiter, const Layout& layout);
 
-  bool ok() const { return node_map_.ok() && (expandable_ || !nodes_.empty()); }
+  bool ok() const { return expandable_ ? node_map_.ok() : fixed_ != nullptr; }
   bool expandable() const { return expandable_; }
 
   // A fresh, uncommitted root chunk area and the node it is in; null with the error set when the
@@ -36,8 +36,14 @@ class VirtualSpaceList {
   ms_error_t remove_node(VirtualSpaceNode* node);
 
   const std::vector<std::unique_ptr<VirtualSpaceNode>>& nodes() const { return nodes_; }
-  // O(1) for every node, without the chunk manager's lock (see NodeMap).
-  VirtualSpaceNode* node_containing(const void* p) const { return node_map_.find(p); }
+  // O(1) for every node, without the chunk manager's lock (see NodeMap); the fixed node by its
+  // range.
+  VirtualSpaceNode* node_containing(const void* p) const {
+    if (fixed_ != nullptr) {
+      return reinterpret_cast<uintptr_t>(p) - fixed_base_ < fixed_bytes_ ? fixed_ : nullptr;
+    }
+    return node_map_.find(p);
+  }
   const NodeGeometry& geometry() const { return geometry_; }
 
   // O(1), lock-free: counters kept by the nodes as they commit and uncommit.
@@ -65,7 +71,13 @@ class VirtualSpaceList {
   std::atomic<size_t> reserved_{0};
   std::atomic<size_t> committed_{0};
   std::atomic<size_t> bookkeeping_{0};
+  // Address -> node of an expandable list. The fixed list (the class space) has one node and
+  // needs no map: its table cost a class space 16 KiB (1 024 slots for the 256 root areas of
+  // 1 GiB) before anything was allocated.
   NodeMap node_map_;
+  VirtualSpaceNode* fixed_ = nullptr;
+  uintptr_t fixed_base_ = 0;
+  size_t fixed_bytes_ = 0;
   std::vector<std::unique_ptr<VirtualSpaceNode>> nodes_;
   // Kernel calls of nodes already unmapped, so the totals never go backwards.
   size_t retired_commit_calls_ = 0;

@@ -133,7 +133,7 @@ TEST_F(LoaderTest, StandardLoaderKlassesComeFromThePool) {
 
 // What a one-class standard loader costs the process: its 4 KiB non-class chunk, its Klass packed
 // into the micro pool, and its bookkeeping (loader object 144 B, the non-class arena's part
-// 384 B, one chunk header). With a class chunk and class arena of its own it was ~7.1 KiB for
+// 320 B, one chunk header). With a class chunk and class arena of its own it was ~7.1 KiB for
 // 2.6 KiB live: a 2 KiB class chunk, a 640-byte LoaderArenas, two chunk headers.
 TEST_F(LoaderTest, OneClassStandardLoaderFootprint) {
   constexpr size_t kLoaders = 300;

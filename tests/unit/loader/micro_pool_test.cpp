@@ -63,6 +63,9 @@ struct MicroPoolTest : ::testing::Test {
 TEST_F(MicroPoolTest, LoaderObjectIsSmall) {
   // It was 752 bytes with two arenas inline; the arenas now live apart, made only when needed.
   EXPECT_LE(sizeof(LoaderMetaspace), 144u);
+  // A loader's arenas take a 320-byte slab slot, 12 to a page (the pooled figures live apart).
+  EXPECT_LE(sizeof(LoaderArenas), 320u);
+  EXPECT_LE(LoaderArenas::class_slot_bytes(), 320u);
 }
 
 TEST_F(MicroPoolTest, MicroLoadersShareAChunkThatGoesBackWithTheLastOfThem) {
@@ -207,6 +210,192 @@ TEST_F(MicroPoolTest, CheckedModeFencesMicroBlocks) {
   EXPECT_EQ(static_cast<unsigned char>(k[0]), Fence::kZapDead);
   ASSERT_MS_OK(ms_loader_destroy(other));
   ASSERT_TRUE(identity_holds(ms_));
+}
+
+// Holes: a dead loader's run in a chunk that survivors hold is reused by new loaders' blocks.
+TEST_F(MicroPoolTest, ADeadLoadersRunBecomesAHoleThatANewLoaderFills) {
+  ms_loader_t* a = micro();
+  ms_loader_t* b = micro();
+  ms_loader_t* c = micro();
+  char* pa = static_cast<char*>(ms_allocate(a, MS_SPACE_NONCLASS, 512));
+  char* pb = static_cast<char*>(ms_allocate(b, MS_SPACE_NONCLASS, 512));
+  char* pc = static_cast<char*>(ms_allocate(c, MS_SPACE_NONCLASS, 512));
+  ASSERT_TRUE(pa != nullptr && pb == pa + 512 && pc == pb + 512);
+  EXPECT_EQ(pool().holes(MS_SPACE_NONCLASS), 0u);
+  ASSERT_MS_OK(ms_loader_destroy(b));
+  ASSERT_TRUE(identity_holds(ms_));
+  EXPECT_EQ(pool().holes(MS_SPACE_NONCLASS), 1u);
+  EXPECT_EQ(pool().hole_bytes(MS_SPACE_NONCLASS), 512u);
+  // The new loader's blocks go to the hole, one after another (one run), before the current
+  // chunk's room behind c.
+  ms_loader_t* d = micro();
+  char* d1 = static_cast<char*>(ms_allocate(d, MS_SPACE_NONCLASS, 200));
+  ASSERT_TRUE(identity_holds(ms_));
+  char* d2 = static_cast<char*>(ms_allocate(d, MS_SPACE_NONCLASS, 200));
+  ASSERT_TRUE(identity_holds(ms_));
+  EXPECT_EQ(d1, pb);
+  EXPECT_EQ(d2, pb + 200);
+  EXPECT_EQ(pool().holes(MS_SPACE_NONCLASS), 0u) << "the hole is the hole window now";
+  EXPECT_EQ(stats(d).used_bytes[MS_SPACE_NONCLASS], 400u);
+  // 112 bytes are left in it: a larger block goes behind c, and a small one of another loader
+  // still fills the rest.
+  char* d3 = static_cast<char*>(ms_allocate(d, MS_SPACE_NONCLASS, 200));
+  EXPECT_EQ(d3, pc + 512);
+  ms_loader_t* e = micro();
+  char* e1 = static_cast<char*>(ms_allocate(e, MS_SPACE_NONCLASS, 112));
+  EXPECT_EQ(e1, pb + 400);
+  ASSERT_TRUE(identity_holds(ms_));
+  // Ownership stays exact across the hole: d owns its blocks, not e's.
+  EXPECT_EQ(ms_deallocate(d, e1, 112), MS_ERR_NOT_OWNED);
+  EXPECT_EQ(ms_deallocate(d, d2, 200), MS_OK);
+  EXPECT_EQ(pool().chunks(MS_SPACE_NONCLASS), 1u);
+  for (ms_loader_t* l : {a, c, d, e}) {
+    ASSERT_MS_OK(ms_loader_destroy(l));
+    ASSERT_TRUE(identity_holds(ms_));
+  }
+  EXPECT_EQ(pool().live_bytes(MS_SPACE_NONCLASS), 0u);
+  ms_purge(ms_);
+  ASSERT_TRUE(identity_holds(ms_));
+  EXPECT_EQ(pool().chunks(MS_SPACE_NONCLASS), 0u);
+  EXPECT_EQ(pool().holes(MS_SPACE_NONCLASS), 0u);
+}
+
+TEST_F(MicroPoolTest, DeadRunsMergeWithHolesAndGiveBackTheTop) {
+  ms_loader_t* l[5];
+  char* p[5];
+  for (int i = 0; i < 5; i++) {
+    l[i] = micro();
+    p[i] = static_cast<char*>(ms_allocate(l[i], MS_SPACE_NONCLASS, 256));
+    ASSERT_NE(p[i], nullptr);
+    if (i > 0) ASSERT_EQ(p[i], p[i - 1] + 256);
+  }
+  // The last loader's run ends at the current chunk's top: the top moves back, no hole.
+  ASSERT_MS_OK(ms_loader_destroy(l[4]));
+  ASSERT_TRUE(identity_holds(ms_));
+  EXPECT_EQ(pool().holes(MS_SPACE_NONCLASS), 0u);
+  // Neighbours merge: l1 then l3 then l2 leave one hole of 768 bytes.
+  ASSERT_MS_OK(ms_loader_destroy(l[1]));
+  ASSERT_MS_OK(ms_loader_destroy(l[3]));
+  ASSERT_TRUE(identity_holds(ms_));
+  EXPECT_EQ(pool().holes(MS_SPACE_NONCLASS), 1u) << "l3's run ended at the top";
+  EXPECT_EQ(pool().hole_bytes(MS_SPACE_NONCLASS), 256u);
+  ms_loader_t* f = micro();
+  char* f1 = static_cast<char*>(ms_allocate(f, MS_SPACE_NONCLASS, 64));
+  EXPECT_EQ(f1, p[1]) << "the hole before the room at the top";
+  ASSERT_MS_OK(ms_loader_destroy(f));
+  ASSERT_TRUE(identity_holds(ms_));
+  ASSERT_MS_OK(ms_loader_destroy(l[2]));
+  ASSERT_TRUE(identity_holds(ms_));
+  // l2's run touched the hole window (what was l1's) below and the top above: the top takes
+  // both.
+  EXPECT_EQ(pool().holes(MS_SPACE_NONCLASS), 0u);
+  ms_loader_t* g = micro();
+  char* g1 = static_cast<char*>(ms_allocate(g, MS_SPACE_NONCLASS, 512));
+  EXPECT_EQ(g1, p[1]) << "512 bytes where l1 and l2 lay";
+  ASSERT_TRUE(identity_holds(ms_));
+  ASSERT_MS_OK(ms_loader_destroy(g));
+  ASSERT_MS_OK(ms_loader_destroy(l[0]));
+  ASSERT_TRUE(identity_holds(ms_));
+  EXPECT_EQ(pool().live_bytes(MS_SPACE_NONCLASS), 0u);
+}
+
+TEST_F(MicroPoolTest, AChunkGoesBackWithItsHoles) {
+  // Chunk 1: loaders of 512 bytes each until a new chunk is current.
+  std::vector<ms_loader_t*> first;
+  std::vector<char*> blocks;
+  while (pool().chunks(MS_SPACE_NONCLASS) < 2) {
+    first.push_back(micro());
+    blocks.push_back(static_cast<char*>(ms_allocate(first.back(), MS_SPACE_NONCLASS, 512)));
+    ASSERT_NE(blocks.back(), nullptr);
+  }
+  // The last one opened chunk 2; a filler makes a third current, so chunk 1 is neither current
+  // nor tail.
+  ms_loader_t* filler = micro();
+  while (pool().chunks(MS_SPACE_NONCLASS) < 3) {
+    ASSERT_NE(ms_allocate(filler, MS_SPACE_NONCLASS, 1000), nullptr);
+  }
+  first.pop_back();
+  // Every other loader of chunk 1 dies: holes; then the rest: the chunk goes back, holes too.
+  for (size_t i = 0; i < first.size(); i += 2) ASSERT_MS_OK(ms_loader_destroy(first[i]));
+  ASSERT_TRUE(identity_holds(ms_));
+  EXPECT_GE(pool().holes(MS_SPACE_NONCLASS), first.size() / 2 - 1);
+  for (size_t i = 1; i < first.size(); i += 2) ASSERT_MS_OK(ms_loader_destroy(first[i]));
+  ASSERT_TRUE(identity_holds(ms_));
+  EXPECT_EQ(pool().holes(MS_SPACE_NONCLASS), 0u);
+  EXPECT_EQ(pool().chunks(MS_SPACE_NONCLASS), 2u);
+  ms_loader_t* late = micro();
+  ASSERT_NE(ms_allocate(late, MS_SPACE_NONCLASS, 64), nullptr);
+  ASSERT_TRUE(identity_holds(ms_));
+}
+
+TEST_F(MicroPoolTest, KlassHolesKeepTheClassAlignment) {
+  ms_settings_t s;
+  ms_settings_init(&s);
+  s.class_alignment_bytes = 64;
+  make(s);
+  std::vector<ms_loader_t*> l;
+  std::vector<char*> k;
+  for (int i = 0; i < 5; i++) {
+    l.push_back(micro());
+    k.push_back(static_cast<char*>(ms_allocate(l.back(), MS_SPACE_CLASS, 528)));
+    ASSERT_NE(k.back(), nullptr);
+  }
+  ASSERT_MS_OK(ms_loader_destroy(l[1]));
+  ASSERT_MS_OK(ms_loader_destroy(l[2]));
+  ASSERT_TRUE(identity_holds(ms_));
+  EXPECT_EQ(pool().holes(MS_SPACE_CLASS), 2u) << "the padding between them is in no run";
+  for (int i = 0; i < 2; i++) {
+    ms_loader_t* n = micro();
+    char* p = static_cast<char*>(ms_allocate(n, MS_SPACE_CLASS, 500));
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+    EXPECT_TRUE(p >= k[1] && p + 500 <= k[2] + 528) << "in the hole of l1 and l2";
+    l.push_back(n);
+    ASSERT_TRUE(identity_holds(ms_));
+  }
+  for (ms_loader_t* x : l) {
+    if (x != l[1] && x != l[2]) ASSERT_MS_OK(ms_loader_destroy(x));
+  }
+  ASSERT_TRUE(identity_holds(ms_));
+}
+
+// Waves of micro loaders, most of each dying in random order while a tenth survive: the next
+// wave fills the holes the last one left. Measured at each wave's peak, committed (bookkeeping
+// aside) / used: at most 1.135 over ten waves; 2.36 after ten waves without holes (the pool's
+// chunks grew with the waves: survivors pinned them).
+TEST_F(MicroPoolTest, WavesOfLoadersReuseTheHolesOfTheDead) {
+  std::mt19937_64 rng(11);
+  std::vector<ms_loader_t*> survivors;
+  size_t graduations = pool().graduations();
+  for (int wave = 0; wave < 10; wave++) {
+    std::vector<ms_loader_t*> born;
+    for (int i = 0; i < 200; i++) {
+      born.push_back(micro());
+      ASSERT_TRUE(test::fill_micro_loader(born.back())) << ms_last_error_text();
+    }
+    ms_stats_t st;
+    ASSERT_MS_OK(ms_get_stats(ms_, &st));
+    EXPECT_LE(static_cast<double>(st.total.committed_bytes - st.total.overhead_bytes),
+              1.2 * static_cast<double>(st.total.used_bytes))
+        << "wave " << wave;
+    std::shuffle(born.begin(), born.end(), rng);
+    for (size_t i = 0; i < born.size(); i++) {
+      if (i < 20) {
+        survivors.push_back(born[i]);
+      } else {
+        ASSERT_MS_OK(ms_loader_destroy(born[i]));
+      }
+      if (i % 20 == 0) ASSERT_TRUE(identity_holds(ms_)) << "wave " << wave << " death " << i;
+    }
+    EXPECT_GT(pool().hole_bytes(MS_SPACE_NONCLASS), 0u);
+  }
+  // Loaders do not hop from hole to hole until their runs are used up (1 of 2 000 did).
+  EXPECT_LE(pool().graduations() - graduations, 10u);
+  for (ms_loader_t* l : survivors) ASSERT_MS_OK(ms_loader_destroy(l));
+  ms_purge(ms_);
+  ASSERT_TRUE(identity_holds(ms_));
+  EXPECT_EQ(pool().chunks(MS_SPACE_NONCLASS) + pool().chunks(MS_SPACE_CLASS), 0u);
+  EXPECT_EQ(pool().holes(MS_SPACE_NONCLASS) + pool().holes(MS_SPACE_CLASS), 0u);
 }
 
 // Random create / allocate / free / destroy over reclaim policies, class alignments and checked

@@ -96,6 +96,32 @@ TEST(SlabAllocator, LargeObjectsTakeWholePages) {
   EXPECT_LE(slabs.committed_bytes(), 4096u);
 }
 
+// The page store's bitmap: the bits of its first pages live in the store object, so a small
+// bookkeeping holds only its slab pages; the bitmap's first page is counted once bookkeeping
+// outgrows them, and goes back with the pages beyond.
+TEST(SlabAllocator, SmallBookkeepingHoldsNoBitmapPage) {
+  SlabAllocator slabs({.reserve_bytes = 64 * MiB, .return_at_once = false});
+  ASSERT_TRUE(slabs.ok());
+  size_t page = 4096;
+  void* one = slabs.allocate(page);  // one whole page
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(slabs.committed_bytes(), page) << "the page and no bitmap page";
+  std::vector<void*> pages;
+  for (int i = 0; i < 600; i++) {
+    pages.push_back(slabs.allocate(page));
+    ASSERT_NE(pages.back(), nullptr);
+  }
+  EXPECT_EQ(slabs.committed_bytes(), 602 * page) << "601 pages and the bitmap's first page";
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+  for (void* p : pages) slabs.free(p, page);
+  slabs.purge();
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+  EXPECT_EQ(slabs.committed_bytes(), page) << "the bitmap page went back with the pages";
+  slabs.free(one, page);
+  slabs.purge();
+  EXPECT_EQ(slabs.committed_bytes(), 0u);
+}
+
 struct Rss {
   size_t before, touched, freed, purged;
 };

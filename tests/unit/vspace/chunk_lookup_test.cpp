@@ -134,6 +134,23 @@ TEST_F(ChunkLookupTest, AddressesOutsideEveryNodeAndInFreeChunksAreNotOwned) {
     if (other != dead.loader) EXPECT_EQ(ms_deallocate(other, dead.p, 1000), MS_ERR_NOT_OWNED);
   }
   loaders_.pop_back();
+  // A standard loader's chunk comes back free when it dies: no start is recorded for it, and a
+  // lookup anywhere in it finds no chunk (not the in-use chunk whose start lies nearest below).
+  ms_loader_t* standard = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
+  ASSERT_NE(standard, nullptr);
+  char* p = static_cast<char*>(ms_allocate(standard, MS_SPACE_NONCLASS, 3000));
+  ASSERT_NE(p, nullptr) << ms_last_error_text();
+  ChunkManager& chunks = impl().context(MS_SPACE_NONCLASS).chunks();
+  Chunk* c = chunks.chunk_containing(p);
+  ASSERT_NE(c, nullptr);
+  char* base = c->base;
+  char* last = c->end() - 1;
+  VirtualSpaceNode* node = c->node;
+  EXPECT_EQ(node->chunk_starts().at(base), c);
+  ASSERT_EQ(ms_loader_destroy(standard), MS_OK);
+  EXPECT_EQ(node->chunk_starts().at(base), nullptr) << "a free chunk records no start";
+  for (const char* q : {base, p, last}) EXPECT_EQ(chunks.chunk_containing(q), nullptr);
+  EXPECT_EQ(ms_deallocate(loaders_.front(), p, 8), MS_ERR_NOT_OWNED);
   EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
 }
 

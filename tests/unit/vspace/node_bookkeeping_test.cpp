@@ -10,6 +10,7 @@
 #include "common/units.hpp"
 #include "os/os_memory.hpp"
 #include "support/layer_fixtures.hpp"
+#include "vspace/chunk_start_table.hpp"
 #include "vspace/node_map.hpp"
 #include "vspace/virtual_space_list.hpp"
 
@@ -42,8 +43,9 @@ TEST(NodeBookkeeping, CountedPerNodeAndReturnedWithIt) {
 }
 
 // A page of chunk starts covers 512 KiB of node (4 KiB pages, 1 KiB per slot): counted from its
-// first chunk start on, given back once merging leaves none: by the next purge, or at once under
-// the aggressive policy.
+// first in-use chunk's start on, given back once the in-use chunks starting there came back: by
+// the next purge, or at once under the aggressive policy. Free chunks record no start, so the
+// free halves a split leaves cost no page, and a lookup in one finds nothing.
 void split_merge_and_count(ms_reclaim_t reclaim) {
   test::Space space{test::SpaceConfig{.reclaim = reclaim, .node_bytes = 64 * MiB,
                                       .granule_bytes = 4 * KiB}};
@@ -52,21 +54,44 @@ void split_merge_and_count(ms_reclaim_t reclaim) {
   Chunk* held = space.chunks.get_chunk(0, 0, 0);  // keeps the node
   ASSERT_NE(held, nullptr) << ms_last_error_text();
   size_t baseline = space.vslist.bookkeeping_bytes();
-  // A 1 KiB chunk in the next root area: its start (first page of that area's slots), then the
-  // split: starts at +2M, +1M, +512K (three more pages) and below 512K (the first page).
+  const ChunkStartTable& starts = held->node->chunk_starts();
+  // A 1 KiB chunk in the next root area: its start is the first page of that area's slots; the
+  // free halves the split left at +2M, +1M, +512K ... +1K record nothing, so no more pages.
   Chunk* small = space.chunks.get_chunk(12, 12, 0);
   ASSERT_NE(small, nullptr) << ms_last_error_text();
-  EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + 4 * page);
+  char* area = small->base;
+  EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + page);
   EXPECT_TRUE(space.consistent());
   EXPECT_EQ(space.chunks.chunk_containing(small->base + 100), small);
+  EXPECT_EQ(space.chunks.chunk_containing(small->end() - 1), small);
+  for (size_t free_at : {1 * KiB, 2 * KiB, 512 * KiB, 1 * MiB, 2 * MiB}) {
+    SCOPED_TRACE(free_at);
+    EXPECT_EQ(starts.at(area + free_at), nullptr) << "a free chunk records no start";
+    EXPECT_EQ(space.chunks.chunk_containing(area + free_at), nullptr);
+    EXPECT_EQ(space.chunks.chunk_containing(area + free_at + 100), nullptr);
+    EXPECT_EQ(space.chunks.chunk_containing(area + 2 * free_at - 1), nullptr);
+  }
+  // The free 2 MiB half handed out: its start takes a page of its own; a lookup in the free
+  // room below it (+1M .. +2M) still finds nothing, though the nearest start below is small's.
+  Chunk* big = space.chunks.get_chunk(1, 1, 0);
+  ASSERT_NE(big, nullptr) << ms_last_error_text();
+  ASSERT_EQ(big->base, area + 2 * MiB);
+  EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + 2 * page);
+  EXPECT_EQ(space.chunks.chunk_containing(big->end() - 1), big);
+  EXPECT_EQ(space.chunks.chunk_containing(area + 2 * MiB - 1), nullptr);
+  EXPECT_EQ(starts.find(area + 2 * MiB - 1), small) << "the candidate the end check refuses";
+  EXPECT_TRUE(space.consistent());
   ASSERT_EQ(space.chunks.return_chunk(small), MS_OK);
+  ASSERT_EQ(space.chunks.return_chunk(big), MS_OK);
+  EXPECT_EQ(starts.at(area), nullptr) << "cleared when the chunk came back";
+  EXPECT_EQ(space.chunks.chunk_containing(area + 100), nullptr);
   EXPECT_TRUE(space.consistent());
   if (reclaim == MS_RECLAIM_AGGRESSIVE) {
-    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + page) << "merged: three pages went";
+    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline) << "both pages went at once";
   } else {
-    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + 4 * page) << "kept until purge";
+    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + 2 * page) << "kept until purge";
     space.chunks.purge();
-    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + page) << "purged: three pages went";
+    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline) << "purged: both pages went";
   }
   EXPECT_TRUE(space.consistent());
   ASSERT_EQ(space.chunks.return_chunk(held), MS_OK);

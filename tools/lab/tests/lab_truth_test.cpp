@@ -197,11 +197,18 @@ TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
 //   loader; 1.103 since their Klasses come from the micro pool and the class arena is made only
 //   when needed (at 161 of 400 loaders alive: 298 KB of dead Klasses in shared class chunks,
 //   307 KB of bookkeeping, 108 KB unused in the loaders' 4 KiB chunks).
-// - many-loaders: 267 micro and 159 standard loaders in waves: worst 1.07 (at the peak, 196 KB of
-//   dead micro loaders' bytes in shared chunks).
+//   1.115 at fef7bcf; 1.108 since the class space finds its node without a node map (16 KiB),
+//   the page store's first bitmap page is not needed (4 KiB a space) and a loader's arenas take
+//   a 320-byte slab slot (holes do not help here: no loader is born after the deaths).
+//   Its placement floor is 1.052 (docs/placement-bound.md): 1.05 cannot be reached.
+// - many-loaders: 267 micro and 159 standard loaders in waves: worst 1.078 (after wave 6's
+//   deaths: dead micro loaders' bytes of all waves in shared chunks that survivors held); 1.058
+//   since new loaders' blocks fill dead loaders' runs (MicroPool holes), 1.054 with the
+//   bookkeeping cuts above. What is left above its floor (1.032) is bookkeeping: 209 KB at the
+//   worst sample, of which 61 KB loader objects.
 TEST(LabTruth, ElasticStaysWithinItsGoalOnEveryRealTrace) {
-  const std::map<std::string, double> regression_bound = {{"jdk25-interleave", 1.12},
-                                                            {"jdk25-many-loaders", 1.09}};
+  const std::map<std::string, double> regression_bound = {{"jdk25-interleave", 1.11},
+                                                            {"jdk25-many-loaders", 1.058}};
   register_elastic_backends();
   const auto traces = expand_traces({LAB_TEST_DATA_DIR});
   ASSERT_GE(traces.size(), 8u);

@@ -539,7 +539,7 @@ static inline struct ms__free_bin* ms__bin_of(struct ms__free_bins* f, size_t n,
 /* Pops a block of exactly n bytes (8..1024, a multiple of 8) off f's bin of that size if the
  * bin's first block has tag 0 and the budget allows, counting it in *allocs; NULL otherwise (the
  * caller takes the library's path). Shared by the inline reuse (non-class bins) and the library's
- * owner path for class space (src/arena/arena.cpp, Arena::owner_reuse). */
+ * owner path for class space (docs/threads.md). */
 __attribute__((always_inline, unused)) static inline void* ms__bins_pop(
     struct ms__free_bins* f, size_t n, uint64_t* allocs) MS__NOEXCEPT {
   if (!ms__bins_enter(f)) return NULL;
@@ -567,7 +567,7 @@ __attribute__((always_inline, unused)) static inline void* ms__bins_pop(
  * size if it lies in the handed-out part of the current chunk, [f->current_lo, top), or of the
  * retired chunk [f->retired_lo, f->retired_hi), its bin exists and the budget allows; raises
  * *fit_max. 1 if filed, 0: the caller takes the library's path. Shared by the inline free
- * (non-class bins) and the library's owner path for class space (Arena::owner_deallocate). */
+ * (non-class bins) and the library's owner path for class space (docs/threads.md). */
 __attribute__((always_inline, unused)) static inline int ms__bins_push(
     struct ms__free_bins* f, uintptr_t top, void* p, size_t n, uint32_t* fit_max) MS__NOEXCEPT {
   uintptr_t a = (uintptr_t)p;

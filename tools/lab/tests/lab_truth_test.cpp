@@ -204,11 +204,13 @@ TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
 // - many-loaders: 267 micro and 159 standard loaders in waves: worst 1.078 (after wave 6's
 //   deaths: dead micro loaders' bytes of all waves in shared chunks that survivors held); 1.058
 //   since new loaders' blocks fill dead loaders' runs (MicroPool holes), 1.054 with the
-//   bookkeeping cuts above. What is left above its floor (1.032) is bookkeeping: 209 KB at the
-//   worst sample, of which 61 KB loader objects.
+//   bookkeeping cuts above, 1.053 since only chunks in use record their start (free chunks'
+//   starts kept 8 KB of start pages). What is left above its floor (1.032) is bookkeeping:
+//   ~200 KB at the worst sample (148 KB slab pages, 36 KB start pages, 12 KB node headers), of
+//   which 61 KB loader objects.
 TEST(LabTruth, ElasticStaysWithinItsGoalOnEveryRealTrace) {
   const std::map<std::string, double> regression_bound = {{"jdk25-interleave", 1.11},
-                                                            {"jdk25-many-loaders", 1.058}};
+                                                            {"jdk25-many-loaders", 1.055}};
   register_elastic_backends();
   const auto traces = expand_traces({LAB_TEST_DATA_DIR});
   ASSERT_GE(traces.size(), 8u);

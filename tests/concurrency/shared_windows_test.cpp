@@ -43,6 +43,16 @@ void expect_identity(ms_metaspace_t* ms) {
   }
 }
 
+// ms_verify and the accounting identity hold while the loader lives and after it died (its
+// windows go with its chunks).
+void expect_consistent_through_destroy(ms_metaspace_t* ms, ms_loader_t* loader) {
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  expect_identity(ms);
+  ASSERT_EQ(ms_loader_destroy(loader), MS_OK);
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  expect_identity(ms);
+}
+
 TEST(SharedWindows, EightThreadsBlocksNeverOverlap) {
   constexpr size_t kThreads = 8;
   constexpr size_t kBlocks = 3000;
@@ -79,11 +89,7 @@ TEST(SharedWindows, EightThreadsBlocksNeverOverlap) {
   ms_loader_stats_t ls;
   ASSERT_EQ(ms_loader_get_stats(shared, &ls), MS_OK);
   EXPECT_EQ(ls.allocations, kThreads * kBlocks) << "window blocks are counted";
-  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
-  expect_identity(ms);
-  ASSERT_EQ(ms_loader_destroy(shared), MS_OK);
-  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
-  expect_identity(ms);
+  expect_consistent_through_destroy(ms, shared);
   ms_destroy(ms);
 }
 
@@ -259,11 +265,7 @@ TEST(SharedWindows, KlassesOfOneThreadLieBackToBackWhileAnotherAllocates) {
   ms_loader_stats_t ls;
   ASSERT_EQ(ms_loader_get_stats(shared, &ls), MS_OK);
   EXPECT_EQ(ls.allocations, 4 * kKlasses) << "window blocks of both spaces are counted";
-  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
-  expect_identity(ms);
-  ASSERT_EQ(ms_loader_destroy(shared), MS_OK);
-  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
-  expect_identity(ms);
+  expect_consistent_through_destroy(ms, shared);
   ms_destroy(ms);
 }
 

@@ -489,7 +489,7 @@ def footprint_section(results_dir):
                        f"{r.get('overhead_over_live_after_4of5', 0):.2f} |")
         out += ["", "The mallocs keep freed memory for reuse (RSS does not fall after the deaths); libmetaspace "
                 "returns it on `ms_purge`. Without moving memory, 4 KiB granules bound footprint/live after 4/5 "
-                "random deaths from below at about 2.65 (docs/bookkeeping.md).", ""]
+                "random deaths from below at about 2.75 (docs/micro-loader-bound.md).", ""]
     for r in trips:
         mib = 1 << 20
         out += [f"Round trip, {r['loaders']:,} micro loaders created, destroyed in creation order, "

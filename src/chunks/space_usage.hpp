@@ -11,7 +11,8 @@
 //
 // Memory is counted where it lies: a non-class free block in a class alignment gap is class
 // space memory. Every counter is a sum of non-negative contributions, each applied as one atomic
-// store of the writer that holds the counters (begin_update), in an order that never makes one of them pass below zero (see Arena::fold_usage).
+// store of the writer that holds the counters (begin_update), in an order that never makes one
+// of them pass below zero (see Arena::fold_usage).
 #pragma once
 
 #include <atomic>
@@ -74,6 +75,10 @@ struct SpaceUsage {
                     std::memory_order_release);
     }
   }
+  // Between begin_update and end_update only: counter += n, counter -= n (the writer holds the
+  // turn, so no locked add is needed).
+  void increase(std::atomic<size_t>& counter, size_t n) { add(counter, 0, n); }
+  void decrease(std::atomic<size_t>& counter, size_t n) { add(counter, n, 0); }
   size_t free_bytes() const {
     size_t n = 0;
     for (const auto& f : free_block_bytes) n += f.load(std::memory_order_relaxed);

@@ -134,9 +134,8 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
     return nullptr;
   }
   // Shared loaders: small requests go to the calling thread's window (no lock), and take the
-  // lock only for a new window (shared_windows.hpp). ms_allocate_slow tries the window before
-  // it gets here; this is for the calls that come another way.
-  if (void* p = allocate_in_window(space, bytes)) return p;
+  // lock only for a new window (shared_windows.hpp). The C API (ms_allocate_slow, the only
+  // caller) has tried the window before it gets here, so this call needs a new one.
   SharedWindows* windows =
       shared() && kind() != MS_LOADER_MICRO && arenas_ != nullptr ? arenas_->windows : nullptr;
   size_t n = align_up(bytes, kWordBytes);
@@ -271,8 +270,8 @@ void* LoaderMetaspace::allocate_pooled(ms_space_t space, size_t bytes, bool* gra
   ms_space_t lies_in = space_of(p);
   SpaceUsage& u = usage(lies_in);
   u.begin_update();
-  u.used_bytes.fetch_add(n, std::memory_order_release);
-  if (fence != 0) u.fence_bytes.fetch_add(fence, std::memory_order_release);
+  u.increase(u.used_bytes, n);
+  u.increase(u.fence_bytes, fence);
   u.end_update();
   if (fence != 0) {
     arenas_->pooled()->fences.install(p, n, n - bytes);
@@ -310,10 +309,9 @@ ms_error_t LoaderMetaspace::deallocate_pooled(void* p, size_t n) {
   pooled.freed_count[space]++;
   SpaceUsage& u = usage(space);
   u.begin_update();
-  u.used_bytes.fetch_sub(n, std::memory_order_release);
-  u.free_block_bytes[static_cast<int>(BlockOrigin::kDeallocated)].fetch_add(
-      n, std::memory_order_release);
-  u.free_block_count.fetch_add(1, std::memory_order_release);
+  u.decrease(u.used_bytes, n);
+  u.increase(u.free_block_bytes[static_cast<int>(BlockOrigin::kDeallocated)], n);
+  u.increase(u.free_block_count, 1);
   u.end_update();
   return MS_OK;
 }
@@ -333,11 +331,10 @@ void LoaderMetaspace::release_pooled() {
     }
     SpaceUsage& u = usage(space);
     u.begin_update();
-    u.used_bytes.fetch_sub(held[space] - freed - fences, std::memory_order_release);
-    u.free_block_bytes[static_cast<int>(BlockOrigin::kDeallocated)].fetch_sub(
-        freed, std::memory_order_release);
-    u.free_block_count.fetch_sub(freed_count, std::memory_order_release);
-    u.fence_bytes.fetch_sub(fences, std::memory_order_release);
+    u.decrease(u.used_bytes, held[space] - freed - fences);
+    u.decrease(u.free_block_bytes[static_cast<int>(BlockOrigin::kDeallocated)], freed);
+    u.decrease(u.free_block_count, freed_count);
+    u.decrease(u.fence_bytes, fences);
     u.end_update();
   }
   env_->pool.release(micro_);

@@ -59,8 +59,10 @@ bool MicroPool::new_chunk_locked(Space& s) {
   return true;
 }
 
-void MicroPool::return_if_unused_locked(Space& s, Chunk* c) {
-  if (c->used_bytes == 0 && c != s.current && c != s.tail) unlink_and_return_locked(s, c);
+bool MicroPool::return_if_unused_locked(Space& s, Chunk* c) {
+  if (c->used_bytes != 0 || c == s.current || c == s.tail) return false;
+  unlink_and_return_locked(s, c);
+  return true;
 }
 
 void MicroPool::unlink_and_return_locked(Space& s, Chunk* c) {
@@ -184,11 +186,7 @@ void MicroPool::release(MicroRecord& r) {
               "run %p of %zu bytes is not in a shared chunk", (void*)begin, n);
     c->used_bytes -= n;
     s.live -= n;
-    if (c->used_bytes == 0 && c != s.current && c != s.tail) {
-      unlink_and_return_locked(s, c);
-    } else {
-      add_hole_locked(s, c, begin, begin + n);
-    }
+    if (!return_if_unused_locked(s, c)) add_hole_locked(s, c, begin, begin + n);
   });
   r = MicroRecord{};
 }

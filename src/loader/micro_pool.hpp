@@ -221,8 +221,8 @@ class MicroPool {
   Space& space(ms_space_t s) { return spaces_[s]; }
   bool new_chunk_locked(Space& s);
   void unlink_and_return_locked(Space& s, Chunk* c);
-  // Returns c if no live loader holds bytes in it and it is neither current nor tail.
-  void return_if_unused_locked(Space& s, Chunk* c);
+  // Returns c (true) if no live loader holds bytes in it and it is neither current nor tail.
+  bool return_if_unused_locked(Space& s, Chunk* c);
   Result graduate();
   Result graduate_locked();
   // Holes (micro_pool.cpp, "holes").

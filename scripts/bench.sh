@@ -39,6 +39,26 @@ for exe in bench_metaspace bench_mimalloc bench_jemalloc; do
 done
 [ "$ran" -eq 1 ] || { echo "bench.sh: no benchmark executable in $build/bench" >&2; exit 1; }
 
+# Side by side: the warm allocation, free and reuse rows of libmetaspace (with its counter control)
+# and mimalloc, alternately in BENCH_SIDE_ROUNDS rounds (default 7), one repetition each. The rows
+# above are minutes apart per allocator; on a shared machine one neighbour's burst then decides a
+# ratio (mimalloc ÷ metaspace for alloc/16 went 0.64 to 1.51 between two runs of one tree). Here
+# each round measures both within seconds, and the verdict uses the best of the rounds.
+side=$out/side
+rm -rf "$side"
+mkdir -p "$side"
+side_filter='^(metaspace|metaspace_nocount|metaspace_counted|mimalloc)/(alloc/(8|16|32|64|mix)|free|reuse)/'
+if [ -z "$filter" ] && [ -x "$build/bench/bench_metaspace" ] && [ -x "$build/bench/bench_mimalloc" ]; then
+  echo "== side by side: bench_metaspace and bench_mimalloc, ${BENCH_SIDE_ROUNDS:-7} rounds" >&2
+  for round in $(seq 1 "${BENCH_SIDE_ROUNDS:-7}"); do
+    for exe in bench_metaspace bench_mimalloc; do
+      "$build/bench/$exe" --benchmark_min_time="$min_time" --benchmark_filter="$side_filter" \
+        --benchmark_out="$side/$exe.$round.json" --benchmark_out_format=json >/dev/null 2>&1 ||
+        echo "bench.sh: side-by-side round $round of $exe failed" >&2
+    done
+  done
+fi
+
 # Footprint of micro loaders: one process per allocator, then the 1 M round trip.
 # BENCH_MICRO_LOADERS (default 10000), BENCH_ROUNDTRIP_LOADERS (default 1000000).
 fp=$build/bench/bench_footprint

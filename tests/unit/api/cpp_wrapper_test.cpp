@@ -24,7 +24,7 @@ static_assert(noexcept(ms_allocate(nullptr, MS_SPACE_NONCLASS, 8)));
 static_assert(noexcept(ms_create(nullptr)));
 
 TEST(CppWrapper, LoaderOutlivesItsMetaspaceObject) {
-  std::optional<ms::Metaspace> space(std::in_place);
+  std::optional<ms::Metaspace> space(std::in_place, ms::Settings().options("count_allocations=1"));
   ms::Loader a = space->create_loader(MS_LOADER_STANDARD);
   ms::Loader b = space->create_loader(MS_LOADER_MICRO);
   ASSERT_NE(a.allocate(MS_SPACE_NONCLASS, 64), nullptr);

@@ -52,8 +52,8 @@ struct ArenaStats {
 
 // What an arena is made with. `alignment`: block alignment, a power of 2 from 8 to 1 KiB.
 // `head`, `space`: the fast-path state is head->bump[space] and head->fit_max[space] (the
-// loader's public head). `fast_path`: the window may be opened (also needs alignment 8 and no
-// checking). `inline_free`: with the fast path, the exact-size bins are published in head->bins
+// loader's public head). `fast_path`: the window may be opened (also needs alignment 8, no
+// checking and no counting). `inline_free`: with the fast path, the exact-size bins are published in head->bins
 // for the inline ms_deallocate and reuse (one arena per head: the non-class one). `wastage`: where alignment gaps and salvaged
 // tails go that this arena cannot use itself (class arenas hand them to their loader's non-class
 // arena); null keeps them here. `checked`: fences, zapping and double-free detection (see

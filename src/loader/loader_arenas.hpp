@@ -135,7 +135,7 @@ class LoaderArenas {
   // never needs one. 384 bytes of slab per such loader instead of 640; the interleave trace's
   // loaders die in random order and their slab pages stay while one object in them lives.
   Arena* class_ = nullptr;
-  // Apart too: 64 bytes that few loaders use. Without them this object takes a 320-byte slot
+  // Apart too: 72 bytes that few loaders use. Without them this object takes a 320-byte slot
   // (12 to a slab page) instead of a 384-byte one (10): at the interleave trace's worst sample
   // 163 live loaders' objects held 41 slab pages.
   Pooled* pooled_ = nullptr;

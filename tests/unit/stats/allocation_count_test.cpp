@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -72,6 +73,9 @@ TEST(AllocationCount, NotCountedByDefaultAndTheInlinePathServes) {
   std::string text = report(ms, false);
   EXPECT_NE(text.find("allocations not counted"), std::string::npos) << text;
   EXPECT_NE(text.find("allocations counted:   no"), std::string::npos) << text;
+  // The per-kind row (kind, loaders, allocations) and the per-loader row show "-".
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(\n  standard +1 +- \|)"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(\n  0x[0-9a-f]+ +standard +- \|)"))) << text;
   json j = json::parse(report(ms, true));
   EXPECT_EQ(j.at("allocations_counted"), false);
   for (const json& k : j.at("kinds")) EXPECT_TRUE(k.at("allocations").is_null());
@@ -178,6 +182,7 @@ TEST(AllocationCount, CountedExactlyOnEveryPath) {
   std::string text = report(ms, false);
   EXPECT_NE(text.find(std::to_string(total) + " allocations:"), std::string::npos) << text;
   EXPECT_NE(text.find("allocations counted:   yes"), std::string::npos) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(\n  micro +2 +520 \|)"))) << text;
   EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
   ms_destroy(ms);
 }

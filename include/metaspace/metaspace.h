@@ -148,6 +148,12 @@ typedef struct ms_settings {
                                      (default: lazy when archive_verify is 0, else eager),
                                      _EAGER (every pointer moved in ms_create), _LAZY (pages moved
                                      when first touched, userfaultfd; eager where refused) */
+  /* ---- appended after lazy relocation (counters off the fast path, docs/statistics-and-lookups.md) */
+  int count_allocations;          /* 1: count every block handed out, for ms_loader_stats_t and
+                                     the reports' allocation counts; the loaders' inline fast path
+                                     stays closed so that every block goes through the library
+                                     (as in checked mode, which always counts). 0 (default): not
+                                     counted, and the statistics say so (allocations_counted) */
 } ms_settings_t;
 
 #define MS_ARCHIVE_AUTO 0
@@ -174,9 +180,9 @@ void ms_settings_init(ms_settings_t* settings) MS__NOEXCEPT;
  * Keys: reclaim=none|balanced|aggressive, granule=16k, root_chunk=4m, node=64m, class_space=1g,
  * class_base=0x..., class_alignment=8, max_committed=256m, gc_threshold=64m, checked=0|1,
  * report_at_exit=none|text|json, verbose=0|1, archive=PATH, archive_policy=auto|require,
- * archive_verify=0|1, archive_relocation=auto|eager|lazy (sizes take k, m, g suffixes, binary;
- * PATH may not contain a comma). An unknown
- * key or a bad value is MS_ERR_INVALID_ARGUMENT naming it, and *settings is left unchanged.
+ * archive_verify=0|1, archive_relocation=auto|eager|lazy, count_allocations=0|1 (sizes take
+ * k, m, g suffixes, binary; PATH may not contain a comma). An unknown key or a bad value is
+ * MS_ERR_INVALID_ARGUMENT naming it, and *settings is left unchanged.
  * Values are range-checked by ms_create, as for settings set in code. */
 ms_error_t ms_settings_parse(ms_settings_t* settings, const char* options) MS__NOEXCEPT;
 /* ms_settings_parse of the environment variable METASPACE_OPTIONS (unset or empty: MS_OK, no
@@ -295,6 +301,9 @@ typedef struct ms_stats {
   size_t commits, uncommits;      /* calls into the kernel so far */
   /* ---- appended after the first 0.2 layout ---- */
   ms_archive_stats_t archive;     /* the class-data archive; all 0 when none is mapped */
+  /* ---- appended (counters off the fast path) ---- */
+  int allocations_counted;        /* 1: loaders' `allocations` are exact counts (settings
+                                     count_allocations or checked); 0: not counted, read as 0 */
 } ms_stats_t;
 
 /* The library fills in the first out_size bytes (sizeof(ms_stats_t) of the caller's header), so
@@ -306,7 +315,7 @@ ms_error_t ms_get_stats(ms_metaspace_t* ms, ms_stats_t* out) MS__NOEXCEPT;
 
 typedef struct ms_loader_stats {
   ms_loader_kind_t kind;
-  uint64_t allocations;
+  uint64_t allocations;           /* blocks handed out, if allocations_counted; else 0 */
   size_t used_bytes[2];
   size_t committed_bytes[2];
   size_t capacity_bytes[2];       /* sum of the chunks' sizes (+ a micro loader's bytes in shared chunks) */
@@ -314,6 +323,8 @@ typedef struct ms_loader_stats {
   size_t free_blocks_count[2];
   size_t chunks[2];
   size_t chunks_by_level[2][MS_MAX_CHUNK_LEVELS];
+  /* ---- appended (counters off the fast path) ---- */
+  int allocations_counted;        /* as ms_stats_t.allocations_counted */
 } ms_loader_stats_t;
 
 /* As ms_get_stats: the macro passes the caller's struct size. */
@@ -355,7 +366,8 @@ typedef struct ms_report_options {
   size_t size;     /* sizeof(ms_report_options_t) the caller was built with (ms_report_options_init);
                       0 is read as the 0.2 layout */
   char scale;      /* 0 = dynamic, 'B', 'K', 'M', 'G' (binary multiples); text report only */
-  int per_loader;  /* table of live loaders: kind, allocations, used/committed/capacity, chunks */
+  int per_loader;  /* table of live loaders: kind, allocations (when counted),
+                      used/committed/capacity, chunks */
   int per_kind;    /* the same summed per loader kind */
   int free_lists;  /* free chunks per level, not only per space */
 } ms_report_options_t;
@@ -444,7 +456,10 @@ ms_error_t ms_archive_status(ms_metaspace_t* ms, const char** reason) MS__NOEXCE
 struct ms__bump {
   char* top;         /* next free byte of the current chunk */
   char* end;         /* end of its committed part; top == end == NULL while the fast path is off */
-  uint64_t allocs;   /* blocks handed out */
+  /* Unused: the inline paths used to count their blocks here (a store per block) and no longer
+   * count (ms_settings_t.count_allocations). Kept so that the layout, and the soname, stay: an
+   * executable built against the older header still writes it, and the library ignores it. */
+  uint64_t unused_allocs;
 };
 
 /* A non-class arena's exact-size bins of freed blocks, made when the loader first frees
@@ -537,11 +552,12 @@ static inline struct ms__free_bin* ms__bin_of(struct ms__free_bins* f, size_t n,
 }
 
 /* Pops a block of exactly n bytes (8..1024, a multiple of 8) off f's bin of that size if the
- * bin's first block has tag 0 and the budget allows, counting it in *allocs; NULL otherwise (the
- * caller takes the library's path). Shared by the inline reuse (non-class bins) and the library's
- * owner path for class space (docs/threads.md). */
+ * bin's first block has tag 0 and the budget allows; NULL otherwise (the caller takes the
+ * library's path). Shared by the inline reuse (non-class bins) and the library's owner path for
+ * class space (docs/threads.md). Counts nothing: the bins are published only while allocations
+ * are not counted. */
 __attribute__((always_inline, unused)) static inline void* ms__bins_pop(
-    struct ms__free_bins* f, size_t n, uint64_t* allocs) MS__NOEXCEPT {
+    struct ms__free_bins* f, size_t n) MS__NOEXCEPT {
   if (!ms__bins_enter(f)) return NULL;
   uint64_t* mask;
   uint64_t bit;
@@ -555,7 +571,6 @@ __attribute__((always_inline, unused)) static inline void* ms__bins_pop(
     if (next == 0) *mask &= ~bit;
     __atomic_store_n(&bin->count, bin->count - 1u, __ATOMIC_RELAXED);
     __atomic_store_n(&f->budget, budget - (intptr_t)n, __ATOMIC_RELAXED);
-    __atomic_store_n(allocs, *allocs + 1u, __ATOMIC_RELAXED);
     ms__bins_leave(f);
     return (void*)block;
   }
@@ -601,7 +616,7 @@ __attribute__((noinline, unused)) static void* ms__allocate_reuse(
   struct ms__free_bins* f = head->bins;
   if (f != NULL && space == MS_SPACE_NONCLASS && n - 1u < 1024u &&
       n <= __atomic_load_n(&head->fit_max[MS_SPACE_NONCLASS], __ATOMIC_RELAXED)) {
-    void* p = ms__bins_pop(f, n, &head->bump[MS_SPACE_NONCLASS].allocs);
+    void* p = ms__bins_pop(f, n);
     if (p != NULL) return p;
   }
   return ms_allocate_slow((ms_loader_t*)head, space, bytes);
@@ -609,7 +624,8 @@ __attribute__((noinline, unused)) static void* ms__allocate_reuse(
 
 /* Allocates bytes (rounded up to 8, or to the class alignment in class space) from the loader.
  * NULL on failure with the reason in ms_last_error(). The fast path is a pointer bump; then the
- * exact-size reuse above; then the library. */
+ * exact-size reuse above; then the library. Neither counts the block: per-block counts are kept
+ * only with ms_settings_t.count_allocations (or checked mode), which keeps this path closed. */
 static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t bytes) MS__NOEXCEPT {
   struct ms__loader_head* head = (struct ms__loader_head*)loader;
   if (MS__LIKELY(loader != NULL && (unsigned)space <= 1u &&
@@ -623,7 +639,6 @@ static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t by
     if (MS__LIKELY(n - 1u < (size_t)(end - top) &&
                    n > __atomic_load_n(&head->fit_max[space], __ATOMIC_RELAXED))) {
       __atomic_store_n(&b->top, top + n, __ATOMIC_RELAXED);
-      __atomic_store_n(&b->allocs, b->allocs + 1u, __ATOMIC_RELAXED);
       return top;
     }
     return ms__allocate_reuse(head, space, bytes, n);

@@ -48,6 +48,8 @@ class Settings {
     return *this;
   }
   Settings& checked(bool on) noexcept { s_.checked = on ? 1 : 0; return *this; }
+  // Per-loader allocation counts (Loader::stats().allocations); closes the inline fast path.
+  Settings& count_allocations(bool on) noexcept { s_.count_allocations = on ? 1 : 0; return *this; }
   // A class-data archive to map (docs/archive.md); `path` must live until the Metaspace exists.
   Settings& archive(const char* path, int policy = MS_ARCHIVE_AUTO, bool verify = true) noexcept {
     s_.archive_path = path;

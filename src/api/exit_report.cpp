@@ -46,10 +46,11 @@ void on_create(ms_metaspace_t* ms, const ms_settings_t& s) {
     std::fprintf(stderr,
                  "libmetaspace %s: metaspace %p created: reclaim=%s granule=%zu root_chunk=%zu "
                  "node=%zu class_space=%zu class_alignment=%zu max_committed=%zu "
-                 "gc_threshold=%zu checked=%d report_at_exit=%d\n",
+                 "gc_threshold=%zu checked=%d count_allocations=%d report_at_exit=%d\n",
                  ms_version(), (void*)ms, kReclaim[s.reclaim], s.commit_granule_bytes,
                  s.root_chunk_bytes, s.node_bytes, s.class_space_bytes, s.class_alignment_bytes,
-                 s.max_committed_bytes, s.gc_threshold_bytes, s.checked, s.report_at_exit);
+                 s.max_committed_bytes, s.gc_threshold_bytes, s.checked, s.count_allocations,
+                 s.report_at_exit);
   }
   if (s.report_at_exit == MS_REPORT_NONE && !s.verbose) return;
   auto* r = new Registered{ms, s.report_at_exit, s.verbose, nullptr};

@@ -283,6 +283,7 @@ ms_error_t ms_loader_get_stats_sized(ms_loader_t* loader, ms_loader_stats_t* out
     ms_loader_stats_t result{};
     result.kind = s.kind;
     result.allocations = s.allocations;
+    result.allocations_counted = s.allocations_counted ? 1 : 0;
     for (int sp = 0; sp < 2; sp++) {
       result.used_bytes[sp] = s.used_bytes[sp];
       result.committed_bytes[sp] = s.arena[sp].committed_bytes;

@@ -24,7 +24,7 @@ constexpr const char* kVariable = "METASPACE_OPTIONS";
 constexpr const char* kKnownKeys =
     "reclaim, granule, root_chunk, node, class_space, class_base, class_alignment, "
     "max_committed, gc_threshold, checked, report_at_exit, verbose, archive, archive_policy, "
-    "archive_verify, archive_relocation";
+    "archive_verify, archive_relocation, count_allocations";
 
 // An archive path from text must outlive the text: kept for the life of the process, once per
 // distinct path (a process names a handful).
@@ -131,6 +131,9 @@ bool apply(std::string_view key, std::string_view value, ms_settings_t* s) {
     return true;
   }
   if (key == "verbose") return parse_flag(value, &s->verbose) || bad("0 or 1");
+  if (key == "count_allocations") {
+    return parse_flag(value, &s->count_allocations) || bad("0 or 1");
+  }
   if (key == "report_at_exit") {
     if (value == "none" || value == "0") s->report_at_exit = MS_REPORT_NONE;
     else if (value == "text" || value == "1") s->report_at_exit = MS_REPORT_TEXT;
@@ -184,11 +187,17 @@ ms_error_t ms_settings_parse(ms_settings_t* settings, const char* options) noexc
     ms_settings_t defaults = metaspace::default_settings();
     const bool has_archive = bytes >= offsetof(ms_settings_t, archive_verify) + sizeof(int);
     const bool has_relocation = bytes >= offsetof(ms_settings_t, archive_relocation) + sizeof(int);
+    const bool has_counting = bytes >= offsetof(ms_settings_t, count_allocations) + sizeof(int);
     if ((!has_archive &&
          (s.archive_path != defaults.archive_path || s.archive_policy != defaults.archive_policy ||
           s.archive_verify != defaults.archive_verify)) ||
         (!has_relocation && s.archive_relocation != defaults.archive_relocation)) {
       return fail(MS_ERR_INVALID_ARGUMENT, "%s: archive options need the archive fields of "
+                  "ms_settings_t, which the caller's struct (%zu bytes) does not have", kVariable,
+                  bytes);
+    }
+    if (!has_counting && s.count_allocations != defaults.count_allocations) {
+      return fail(MS_ERR_INVALID_ARGUMENT, "%s: count_allocations needs the field of "
                   "ms_settings_t, which the caller's struct (%zu bytes) does not have", kVariable,
                   bytes);
     }

@@ -21,10 +21,13 @@ Arena::Arena(ChunkManager& manager, GrowthPolicy policy, const ArenaOptions& opt
       alignment_(options.alignment),
       head_(options.head),
       space_(static_cast<uint8_t>(options.space)),
-      fast_path_(options.fast_path && !options.checked && options.alignment <= kWordBytes),
+      // The inline paths do not count: a counting arena keeps its window and bins closed.
+      fast_path_(options.fast_path && !options.checked && !options.count_allocations &&
+                 options.alignment <= kWordBytes),
       inline_free_(options.inline_free && fast_path_),
-      wastage_(options.wastage),
-      checked_(options.checked) {
+      checked_(options.checked),
+      count_allocations_(options.count_allocations),
+      wastage_(options.wastage) {
   MS_ASSERT(head_ != nullptr, "an arena needs a loader head");
   if (wastage_ != nullptr) {
     wastage_->donor_ = this;
@@ -83,7 +86,7 @@ void* Arena::owner_reuse(size_t bytes) {
   if (free_blocks_ == nullptr || !free_blocks_->published() || n - 1 >= 1024 || n > fit_max()) {
     return nullptr;
   }
-  return ms__bins_pop(&free_blocks_->shared_bins(), n, &window()->allocs);
+  return ms__bins_pop(&free_blocks_->shared_bins(), n);
 }
 
 char* Arena::top() const {
@@ -110,10 +113,11 @@ void Arena::publish() {
 }
 
 void Arena::count_allocation() {
-  // Only the owner writes it (the inline path for loaders that are not shared, this slow path
-  // under the loader's exclusion otherwise); readers load it. A locked add cost ~5 ns a call.
-  __atomic_store_n(&window()->allocs, __atomic_load_n(&window()->allocs, __ATOMIC_RELAXED) + 1,
-                   __ATOMIC_RELAXED);
+  // Not counting, nothing at all: a count of the slow path's blocks alone would mislead.
+  if (!count_allocations_) return;
+  // Only the slow path writes it, under the loader's exclusion (a counting arena's window and
+  // bins are closed, so no owner path runs without the lock); statistics load it.
+  __atomic_store_n(&allocations_, allocations_ + 1, __ATOMIC_RELAXED);
 }
 
 void Arena::refresh_fit_max() {

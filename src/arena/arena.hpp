@@ -9,9 +9,9 @@
 //
 // The window also carries the size of the largest free block: requests up to it take the slow
 // path, so that free blocks are reused best fit first, and the rest stay on the fast path even
-// while small salvaged tails wait. In checked mode, for loaders shared between threads and for
-// class arenas with an alignment above 8 bytes the window is closed (NULL/NULL): top and end are
-// parked here.
+// while small salvaged tails wait. In checked mode, while allocations are counted, for loaders
+// shared between threads and for class arenas with an alignment above 8 bytes the window is
+// closed (NULL/NULL): top and end are parked here.
 //
 //   chunks_ ─► [current: used | free ...end]  ─► [retired] ─► [retired] ─► null
 #pragma once
@@ -52,12 +52,13 @@ struct ArenaStats {
 
 // What an arena is made with. `alignment`: block alignment, a power of 2 from 8 to 1 KiB.
 // `head`, `space`: the fast-path state is head->bump[space] and head->fit_max[space] (the
-// loader's public head). `fast_path`: the window may be opened (also needs alignment 8 and no
-// checking). `inline_free`: with the fast path, the exact-size bins are published in head->bins
+// loader's public head). `fast_path`: the window may be opened (also needs alignment 8, no
+// checking and no counting). `inline_free`: with the fast path, the exact-size bins are published in head->bins
 // for the inline ms_deallocate and reuse (one arena per head: the non-class one). `wastage`: where alignment gaps and salvaged
 // tails go that this arena cannot use itself (class arenas hand them to their loader's non-class
 // arena); null keeps them here. `checked`: fences, zapping and double-free detection (see
-// fence.hpp); no fast path.
+// fence.hpp); no fast path. `count_allocations`: every block handed out is counted
+// (allocations()); the inline paths do not count, so no fast path either.
 struct ArenaOptions {
   size_t alignment = kWordBytes;
   ms__loader_head* head = nullptr;
@@ -66,6 +67,7 @@ struct ArenaOptions {
   bool inline_free = false;
   class Arena* wastage = nullptr;
   bool checked = false;
+  bool count_allocations = false;
 };
 
 class Arena {
@@ -136,6 +138,9 @@ class Arena {
   // loader fold everything. Caller holds the loader lock.
   void fold_usage();
   uint64_t slow_allocations() const { return slow_allocations_; }
+  // Blocks handed out, with options.count_allocations (else 0). Written by the slow path under
+  // the loader's exclusion; read by statistics under the loader lock.
+  uint64_t allocations() const { return __atomic_load_n(&allocations_, __ATOMIC_RELAXED); }
   bool verify() const;
 
  private:
@@ -191,8 +196,9 @@ class Arena {
   const uint8_t space_;
   const bool fast_path_;
   const bool inline_free_;
-  Arena* const wastage_;
   const bool checked_;
+  const bool count_allocations_;
+  Arena* const wastage_;
 
   Chunk* chunks_ = nullptr;  // current chunk first
   size_t chunk_count_ = 0;
@@ -214,6 +220,7 @@ class Arena {
     return free_blocks_ == nullptr ? 0 : free_blocks_->largest_bytes();
   }
   uint64_t slow_allocations_ = 0;
+  uint64_t allocations_ = 0;  // with count_allocations_: blocks handed out
   FenceList fences_;
   size_t foreign_fence_count_ = 0;
   // The arena whose alignment gaps and tails this one receives (set by that arena): blocks this

@@ -69,7 +69,8 @@ Metaspace::Metaspace(const ms_settings_t& settings)
                          .class_alignment = settings.class_alignment_bytes,
                          .reuse_dead_runs = settings.checked == 0});
   loader_env_ = std::make_unique<LoaderEnvironment>(LoaderEnvironment{
-      *nonclass_, *class_space_, limiter_, *micro_pool_, handle(), protect});
+      *nonclass_, *class_space_, limiter_, *micro_pool_, handle(), protect,
+      settings.count_allocations != 0 || protect});
 }
 
 void Metaspace::free_loader_object(LoaderMetaspace* l) { loader_slabs().destroy(l); }
@@ -310,6 +311,7 @@ Snapshot Metaspace::snapshot(const SnapshotOptions& options) {
   if (archive_ != nullptr) t.archive = archive_->stats();
   t.chunk_levels = static_cast<unsigned>(nonclass_->chunks().geometry().levels());
   t.commit_granule_bytes = settings_.commit_granule_bytes;
+  t.allocations_counted = loader_env_->count_allocations ? 1 : 0;
   return snap;
 }
 

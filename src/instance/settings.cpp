@@ -34,6 +34,7 @@ ms_settings_t default_settings() {
   s.archive_policy = MS_ARCHIVE_AUTO;
   s.archive_verify = 1;
   s.archive_relocation = MS_ARCHIVE_RELOCATE_AUTO;
+  s.count_allocations = 0;
   return s;
 }
 
@@ -61,6 +62,10 @@ ms_error_t complete_settings(const ms_settings_t& in, ms_settings_t* out) {
   }
   if (s.checked != 0 && s.checked != 1) {
     return fail(MS_ERR_INVALID_ARGUMENT, "checked %d: must be 0 (off) or 1 (on)", s.checked);
+  }
+  if (s.count_allocations != 0 && s.count_allocations != 1) {
+    return fail(MS_ERR_INVALID_ARGUMENT, "count_allocations %d: must be 0 (off) or 1 (on)",
+                s.count_allocations);
   }
   // A node's commit mask is allocated whole when the node is reserved (one bit per granule):
   // 4 GiB in 4 KiB granules is 128 KiB of bits. 2^44 bytes took 515 MiB of bitmap and 2 s.

@@ -33,6 +33,7 @@ struct LoaderArenasOptions {
   const char* class_hi = nullptr;  // are class space memory
   bool fast_path = true;           // not shared between threads
   bool checked = false;
+  bool count_allocations = false;  // LoaderEnvironment::count_allocations
 };
 
 class LoaderArenas {
@@ -47,7 +48,8 @@ class LoaderArenas {
                                .space = MS_SPACE_NONCLASS,
                                .fast_path = options.fast_path,
                                .inline_free = true,
-                               .checked = options.checked}) {
+                               .checked = options.checked,
+                               .count_allocations = options.count_allocations}) {
     nonclass_.set_foreign_range(options.class_lo, options.class_hi);
   }
   // The class arena goes first (destroy_class): it hands wastage to the non-class one.
@@ -71,7 +73,8 @@ class LoaderArenas {
                      .space = MS_SPACE_CLASS,
                      .fast_path = options.fast_path,
                      .wastage = options.class_alignment > kWordBytes ? &nonclass_ : nullptr,
-                     .checked = options.checked});
+                     .checked = options.checked,
+                     .count_allocations = options.count_allocations});
     return true;
   }
   void destroy_class(SlabAllocator& bookkeeping) {
@@ -99,15 +102,17 @@ class LoaderArenas {
   }
 
   // A micro loader's pooled blocks, by the space they lie in: freed before the loader's death
-  // (they stay charged to it until then, counted as deallocated free blocks), and fences.
+  // (they stay charged to it until then, counted as deallocated free blocks), and fences; and
+  // how many the loader was handed (while allocations are counted).
   struct Pooled {
     size_t freed_bytes[2] = {};
     size_t freed_count[2] = {};
     size_t fence_bytes[2] = {};
+    uint64_t allocations = 0;
     FenceList fences;
   };
-  // Made when first needed (a pooled block freed; checked mode: at once, for the fences), so
-  // that the rest of this object fits a 320-byte slab slot.
+  // Made when first needed (a pooled block freed; checked mode or counted allocations: at once,
+  // for the fences and the count), so that the rest of this object fits a 320-byte slab slot.
   Pooled* pooled() { return pooled_; }
   const Pooled* pooled() const { return pooled_; }
   Pooled* ensure_pooled(SlabAllocator& bookkeeping) {
@@ -130,7 +135,7 @@ class LoaderArenas {
   // never needs one. 384 bytes of slab per such loader instead of 640; the interleave trace's
   // loaders die in random order and their slab pages stay while one object in them lives.
   Arena* class_ = nullptr;
-  // Apart too: 64 bytes that few loaders use. Without them this object takes a 320-byte slot
+  // Apart too: 72 bytes that few loaders use. Without them this object takes a 320-byte slot
   // (12 to a slab page) instead of a 384-byte one (10): at the interleave trace's worst sample
   // 163 live loaders' objects held 41 slab pages.
   Pooled* pooled_ = nullptr;

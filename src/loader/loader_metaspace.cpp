@@ -25,7 +25,8 @@ LoaderArenasOptions LoaderMetaspace::arenas_options() const {
                              .class_lo = reinterpret_cast<const char*>(cs.base()),
                              .class_hi = reinterpret_cast<const char*>(cs.base() + cs.bytes()),
                              .fast_path = (kind_ & kSharedBit) == 0,
-                             .checked = env_->checked};
+                             .checked = env_->checked,
+                             .count_allocations = env_->count_allocations};
 }
 
 bool LoaderMetaspace::ensure_arenas() {
@@ -33,8 +34,10 @@ bool LoaderMetaspace::ensure_arenas() {
   arenas_ = env_->nonclass.bookkeeping().create<LoaderArenas>(env_->nonclass.chunks(), *this,
                                                                arenas_options());
   if (arenas_ == nullptr) return false;  // MS_ERR_OUT_OF_MEMORY is recorded
-  // Checked mode fences pooled blocks from the first one: their list must be there.
-  if (env_->checked && arenas_->ensure_pooled(env_->nonclass.bookkeeping()) == nullptr) {
+  // Checked mode fences pooled blocks from the first one, and counting counts them: their
+  // figures must be there.
+  if ((env_->checked || env_->count_allocations) &&
+      arenas_->ensure_pooled(env_->nonclass.bookkeeping()) == nullptr) {
     destroy_arenas();
     return false;
   }
@@ -67,14 +70,17 @@ bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
   for (ms__bump& b : bump) {
     __atomic_store_n(&b.top, nullptr, __ATOMIC_RELAXED);
     __atomic_store_n(&b.end, nullptr, __ATOMIC_RELAXED);
-    __atomic_store_n(&b.allocs, 0, __ATOMIC_RELAXED);
   }
   for (uint32_t& f : fit_max) __atomic_store_n(&f, 0u, __ATOMIC_RELAXED);
   __atomic_store_n(&bins, nullptr, __ATOMIC_RELAXED);
   // Micro loaders make their arenas when they graduate; in checked mode they need the part that
-  // keeps their pooled blocks' fences from the start.
-  if ((kind != MS_LOADER_MICRO || env_->checked) && !ensure_arenas()) return false;
-  if (shared() && !env_->checked && arenas_ != nullptr) {
+  // keeps their pooled blocks' fences from the start, and while allocations are counted the
+  // part that counts their pooled blocks (a 320-byte slab slot and the pooled figures more per
+  // micro loader: the counting mode's price, with the closed fast path).
+  if ((kind != MS_LOADER_MICRO || env_->checked || env_->count_allocations) && !ensure_arenas()) {
+    return false;
+  }
+  if (shared() && !env_->checked && kind != MS_LOADER_MICRO && arenas_ != nullptr) {
     // A loader that cannot have its windows is refused like one without arenas: creation met
     // the failure, so it says so (MS_ERR_OUT_OF_MEMORY) and leaves nothing behind.
     arenas_->windows = SharedWindows::create(env_->nonclass.bookkeeping());
@@ -82,7 +88,7 @@ bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
       destroy_arenas();
       return false;
     }
-    arenas_->windows->open();
+    arenas_->windows->open(env_->count_allocations);
   }
   alive_ = true;
   return true;
@@ -277,7 +283,7 @@ void* LoaderMetaspace::allocate_pooled(ms_space_t space, size_t bytes, bool* gra
     arenas_->pooled()->fences.install(p, n, n - bytes);
     arenas_->pooled()->fence_bytes[lies_in] += fence;
   }
-  __atomic_fetch_add(&bump[space].allocs, 1, __ATOMIC_RELAXED);
+  if (env_->count_allocations) arenas_->pooled()->allocations++;  // made at open (ensure_arenas)
   return p;
 }
 
@@ -438,10 +444,14 @@ LoaderStats LoaderMetaspace::stats_locked() const {
   s.kind = kind();
   s.destroyed = !alive_;
   if (!alive_) return s;
-  s.allocations = __atomic_load_n(&bump[0].allocs, __ATOMIC_RELAXED) +
-                  __atomic_load_n(&bump[1].allocs, __ATOMIC_RELAXED);
-  if (arenas_ != nullptr && arenas_->windows != nullptr) {
-    s.allocations += arenas_->windows->extra_allocations_locked();
+  s.allocations_counted = env_->count_allocations;
+  if (s.allocations_counted && arenas_ != nullptr) {
+    // Every block went through the library: the arenas' (including each shared window's
+    // carving), the windows' bumps past their carving, the pooled ones.
+    s.allocations = arenas_->of(MS_SPACE_NONCLASS).allocations();
+    if (arenas_->has_class()) s.allocations += arenas_->of(MS_SPACE_CLASS).allocations();
+    if (arenas_->windows != nullptr) s.allocations += arenas_->windows->extra_allocations_locked();
+    if (arenas_->pooled() != nullptr) s.allocations += arenas_->pooled()->allocations;
   }
   add_arena_stats(s);
   add_pooled_stats(s);

@@ -45,7 +45,8 @@ struct LoaderStats {
   const void* handle = nullptr;      // the runtime's ms_loader_t*, to name the loader in reports
   bool destroyed = false;
   ms_loader_kind_t kind = MS_LOADER_STANDARD;
-  uint64_t allocations = 0;
+  bool allocations_counted = false;
+  uint64_t allocations = 0;          // blocks handed out, if allocations_counted
   // Arena figures; a micro loader's pooled bytes count as consumed, committed and capacity.
   ArenaStats arena[2];
   size_t used_bytes[2] = {};         // by where the memory lies
@@ -66,6 +67,10 @@ struct LoaderEnvironment {
   MicroPool& pool;
   ms_metaspace_t* owner;  // passed to the GC threshold callback, after the loader lock is released
   bool checked;
+  // Every block handed out is counted (settings count_allocations, or checked mode). The inline
+  // fast path does not count (a store per block on the hottest path), so counting keeps it
+  // closed: every block then goes through the library, which counts it. Off, nothing counts.
+  bool count_allocations;
 };
 
 class LoaderMetaspace : public ms__loader_head {

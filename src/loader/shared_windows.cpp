@@ -27,9 +27,10 @@ void SharedWindows::destroy(SlabAllocator& bookkeeping, SharedWindows* windows) 
   bookkeeping.destroy_aligned(windows);
 }
 
-void SharedWindows::open() {
+void SharedWindows::open(bool count) {
   MS_ASSERT(head_ == nullptr && count_ == 0, "windows left from an earlier life");
   carved_ = 0;
+  counting_.store(count, std::memory_order_relaxed);
   generation_.store(g_next_generation.fetch_add(1, std::memory_order_relaxed),
                     std::memory_order_relaxed);
 }
@@ -45,7 +46,9 @@ void SharedWindows::install_locked(SharedWindow* w, char* block, size_t bytes, c
                                    size_t n) {
   w->end = block + bytes;
   w->top.store(result + n, std::memory_order_release);
-  w->blocks.store(w->blocks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (counting_.load(std::memory_order_relaxed)) {
+    w->blocks.store(w->blocks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   SharedWindowCacheEntry& e = entry_for(this);
   uint64_t generation = generation_.load(std::memory_order_relaxed);
   if (e.loader != this || e.generation != generation) e = SharedWindowCacheEntry{this, generation};

@@ -63,7 +63,7 @@ class SlabAllocator;
 // windows of two threads shared lines, and every bump invalidated the neighbour's.
 struct alignas(128) SharedWindow {
   std::atomic<char*> top{nullptr};  // moved by the window's thread only; read by verify
-  std::atomic<uint64_t> blocks{0};  // blocks handed out from the window
+  std::atomic<uint64_t> blocks{0};  // blocks handed out from the window, if counted
   char* start = nullptr;            // [start, end): written under the loader lock
   char* end = nullptr;
   size_t carve_bytes = 0;           // the size of this thread's next window carved from a chunk
@@ -116,8 +116,9 @@ class alignas(128) SharedWindows {
   static void destroy(SlabAllocator& bookkeeping, SharedWindows* windows);
 
   // Called when the loader object is (re)opened: a new generation, so that no thread's cache
-  // entry from an earlier life matches.
-  void open();
+  // entry from an earlier life matches. `count`: count the blocks handed out from windows
+  // (LoaderEnvironment::count_allocations); else nothing is counted.
+  void open(bool count);
   // The calling thread's window of `space` for this generation, if it has room for `n` bytes (a
   // multiple of 8, at most kMaxWindowRequest). Lock-free; null: take the lock, refill_locked.
   void* try_bump(ms_space_t space, size_t n) const {
@@ -131,7 +132,9 @@ class alignas(128) SharedWindows {
     if (n > static_cast<size_t>(w->end - top)) return nullptr;
     // Release: a verifier that reads the new top (under the loader lock) sees a consistent window.
     w->top.store(top + n, std::memory_order_release);
-    w->blocks.store(w->blocks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (counting_.load(std::memory_order_relaxed)) {
+      w->blocks.store(w->blocks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
     return top;
   }
   // Under the loader lock, when try_bump failed: `n` bytes for the calling thread from `arena`
@@ -150,6 +153,7 @@ class alignas(128) SharedWindows {
   // Under the loader lock. `klass`: the class arena, or null if the loader has none.
   bool verify_locked(const Arena& nonclass, const Arena* klass) const;
   // Blocks handed out from windows, minus the carving allocation of each (counted by the arena).
+  // Only while counting (open(true)).
   uint64_t extra_allocations_locked() const;
   size_t windows_locked() const { return count_; }
 
@@ -166,6 +170,7 @@ class alignas(128) SharedWindows {
   // contract orders before and after every other call. Alone in its line pair: the list below
   // changes under the lock.
   std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> counting_{false};  // read by try_bump; written at open, as the generation
   alignas(128) SharedWindow* head_ = nullptr;
   size_t count_ = 0;
   uint64_t carved_ = 0;  // window blocks the arenas counted as allocations

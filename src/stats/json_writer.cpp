@@ -80,4 +80,9 @@ void JsonWriter::boolean(const char* key, bool value) {
   std::fputs(value ? "true" : "false", out_);
 }
 
+void JsonWriter::null(const char* key) {
+  prefix(key);
+  std::fputs("null", out_);
+}
+
 }  // namespace metaspace

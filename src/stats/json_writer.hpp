@@ -1,5 +1,5 @@
-// A minimal streaming JSON writer for the report: objects, arrays, unsigned numbers, strings and
-// booleans, indented two spaces. The library writes JSON itself so that it depends on nothing
+// A minimal streaming JSON writer for the report: objects, arrays, unsigned numbers, strings,
+// booleans and null, indented two spaces. The library writes JSON itself so that it depends on nothing
 // but libc; keys and values the report writes are plain ASCII, but strings are escaped anyway.
 #pragma once
 
@@ -22,6 +22,7 @@ class JsonWriter {
   void signed_number(const char* key, int64_t value);
   void string(const char* key, const char* value);
   void boolean(const char* key, bool value);
+  void null(const char* key);
 
  private:
   // Separator, newline and indentation before a value, and the key if there is one.

@@ -44,6 +44,10 @@ class TextReport {
     return i < 2 ? totals_.space[i] : totals_.total;
   }
   std::string sz(size_t bytes) const { return scale_.format(bytes); }
+  // An allocation count, or "-" when the metaspace does not count (settings count_allocations).
+  std::string count(uint64_t n) const {
+    return totals_.allocations_counted ? std::to_string(n) : std::string("-");
+  }
   // A size and its share of `of`, for the waste table.
   std::string share(size_t bytes, size_t of) const {
     char buf[24];
@@ -74,8 +78,8 @@ class TextReport {
         if (s == 0) {
           char id[24];
           std::snprintf(id, sizeof id, "%p", l.handle);
-          std::fprintf(out_, "  %-18s %-8s %11llu", id, loader_kind_name(l.kind),
-                       static_cast<unsigned long long>(l.allocations));
+          std::fprintf(out_, "  %-18s %-8s %11s", id, loader_kind_name(l.kind),
+                       count(l.allocations).c_str());
         } else {
           std::fprintf(out_, "  %-18s %-8s %11s", "", "", "");
         }
@@ -97,8 +101,8 @@ class TextReport {
       const KindStats& ks = kinds[k];
       for (int s = 0; s < 2; s++) {
         if (s == 0) {
-          std::fprintf(out_, "  %-8s %7zu %11llu", loader_kind_name(static_cast<ms_loader_kind_t>(k)),
-                       ks.loaders, static_cast<unsigned long long>(ks.allocations));
+          std::fprintf(out_, "  %-8s %7zu %11s", loader_kind_name(static_cast<ms_loader_kind_t>(k)),
+                       ks.loaders, count(ks.allocations).c_str());
         } else {
           std::fprintf(out_, "  %-8s %7s %11s", "", "", "");
         }
@@ -114,13 +118,13 @@ class TextReport {
   void total_usage() {
     uint64_t allocations = 0;
     for (const LoaderStats& l : in_.snapshot.loaders) allocations += l.allocations;
-    std::fprintf(out_,
-                 "Total usage - %zu loaders (%zu boot, %zu standard, %zu micro), %llu "
-                 "allocations:\n",
+    std::string counted = totals_.allocations_counted
+                              ? std::to_string(allocations) + " allocations"
+                              : std::string("allocations not counted");
+    std::fprintf(out_, "Total usage - %zu loaders (%zu boot, %zu standard, %zu micro), %s:\n",
                  totals_.loaders, totals_.loaders_by_kind[MS_LOADER_BOOT],
                  totals_.loaders_by_kind[MS_LOADER_STANDARD],
-                 totals_.loaders_by_kind[MS_LOADER_MICRO],
-                 static_cast<unsigned long long>(allocations));
+                 totals_.loaders_by_kind[MS_LOADER_MICRO], counted.c_str());
     std::fprintf(out_, "  %-10s %12s %12s %12s %12s %12s %12s\n", "", "reserved", "committed",
                  "used", "free", "waste", "overhead");
     for (int i = 0; i < 3; i++) {
@@ -263,6 +267,10 @@ class TextReport {
     }
     std::fprintf(out_, "  checked mode:          %s\n",
                  s.checked ? "on (fences, zapping, dead memory uncommitted)" : "off");
+    std::fprintf(out_, "  allocations counted:   %s\n",
+                 !totals_.allocations_counted ? "no (count_allocations=1 counts them)"
+                 : s.checked                  ? "yes (checked mode; inline fast path closed)"
+                                              : "yes (inline fast path closed)");
   }
 
   FILE* out_;

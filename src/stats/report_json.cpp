@@ -64,6 +64,7 @@ void settings(JsonWriter& j, const ReportInput& in) {
   j.number("max_committed_bytes", s.max_committed_bytes);
   j.number("gc_threshold_bytes", in.gc_threshold_bytes);
   j.boolean("checked", s.checked != 0);
+  j.boolean("count_allocations", s.count_allocations != 0);
   j.end_object();
 }
 
@@ -99,7 +100,16 @@ void archive_object(JsonWriter& j, const ReportInput& in) {
   j.end_object();
 }
 
-void per_kind(JsonWriter& j, const std::vector<LoaderStats>& loaders) {
+// A loader's or kind's allocation count: null when the metaspace does not count them.
+void allocations(JsonWriter& j, bool counted, uint64_t n) {
+  if (counted) {
+    j.number("allocations", n);
+  } else {
+    j.null("allocations");
+  }
+}
+
+void per_kind(JsonWriter& j, const std::vector<LoaderStats>& loaders, bool counted) {
   auto kinds = stats_by_kind(loaders);
   j.begin_array("kinds");
   for (int k = 0; k < MS_LOADER_KIND_COUNT; k++) {
@@ -107,7 +117,7 @@ void per_kind(JsonWriter& j, const std::vector<LoaderStats>& loaders) {
     j.begin_object();
     j.string("kind", loader_kind_name(static_cast<ms_loader_kind_t>(k)));
     j.number("loaders", ks.loaders);
-    j.number("allocations", ks.allocations);
+    allocations(j, counted, ks.allocations);
     for (int s = 0; s < 2; s++) {
       j.begin_object(kSpaceKeys[s]);
       j.number("used_bytes", ks.used_bytes[s]);
@@ -123,13 +133,13 @@ void per_kind(JsonWriter& j, const std::vector<LoaderStats>& loaders) {
 }
 
 void per_loader(JsonWriter& j, const std::vector<LoaderStats>& loaders, unsigned levels,
-                size_t root_chunk_bytes) {
+                size_t root_chunk_bytes, bool counted) {
   j.begin_array("loaders");
   for (const LoaderStats& l : loaders) {
     j.begin_object();
     j.number("handle", reinterpret_cast<uintptr_t>(l.handle));
     j.string("kind", loader_kind_name(l.kind));
-    j.number("allocations", l.allocations);
+    allocations(j, counted, l.allocations);
     for (int s = 0; s < 2; s++) {
       const ArenaStats& a = l.arena[s];
       j.begin_object(kSpaceKeys[s]);
@@ -168,6 +178,7 @@ void write_report_json(FILE* out, const ReportInput& in, const ms_report_options
   j.number("schema_version", kReportSchemaVersion);
   settings(j, in);
   j.number("loader_count", t.loaders);
+  j.boolean("allocations_counted", t.allocations_counted != 0);
   j.begin_object("loaders_by_kind");
   for (int k = 0; k < MS_LOADER_KIND_COUNT; k++) {
     j.number(loader_kind_name(static_cast<ms_loader_kind_t>(k)), t.loaders_by_kind[k]);
@@ -180,8 +191,10 @@ void write_report_json(FILE* out, const ReportInput& in, const ms_report_options
   space(j, "total", t.total, t.chunk_levels, root, options.free_lists);
   j.end_object();
   if (in.archive_path != nullptr) archive_object(j, in);
-  if (options.per_kind) per_kind(j, in.snapshot.loaders);
-  if (options.per_loader) per_loader(j, in.snapshot.loaders, t.chunk_levels, root);
+  if (options.per_kind) per_kind(j, in.snapshot.loaders, t.allocations_counted != 0);
+  if (options.per_loader) {
+    per_loader(j, in.snapshot.loaders, t.chunk_levels, root, t.allocations_counted != 0);
+  }
   j.end_object();
 }
 

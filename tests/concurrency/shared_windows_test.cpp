@@ -35,6 +35,14 @@ size_t size_of(size_t thread, size_t i) {
 // The value every byte of thread t's block i holds.
 unsigned char tag_of(size_t thread, size_t i) { return static_cast<unsigned char>(thread * 31 + i); }
 
+// A metaspace that counts allocations (the windows' blocks are then counted exactly).
+ms_metaspace_t* counting_metaspace() {
+  ms_settings_t s;
+  ms_settings_init(&s);
+  s.count_allocations = 1;
+  return ms_create(&s);
+}
+
 void expect_identity(ms_metaspace_t* ms) {
   ms_stats_t st;
   ASSERT_EQ(ms_get_stats(ms, &st), MS_OK);
@@ -56,7 +64,7 @@ void expect_consistent_through_destroy(ms_metaspace_t* ms, ms_loader_t* loader) 
 TEST(SharedWindows, EightThreadsBlocksNeverOverlap) {
   constexpr size_t kThreads = 8;
   constexpr size_t kBlocks = 3000;
-  ms_metaspace_t* ms = ms_create(nullptr);
+  ms_metaspace_t* ms = counting_metaspace();
   ASSERT_NE(ms, nullptr);
   ms_loader_t* shared = ms_loader_create(ms, MS_LOADER_STANDARD, MS_LOADER_SHARED);
   ASSERT_NE(shared, nullptr);
@@ -225,7 +233,7 @@ TEST(SharedWindows, BlockFreedByOneThreadIsReusedByAnother) {
 TEST(SharedWindows, KlassesOfOneThreadLieBackToBackWhileAnotherAllocates) {
   constexpr size_t kKlasses = 300;
   constexpr size_t kBytes = 600;
-  ms_metaspace_t* ms = ms_create(nullptr);
+  ms_metaspace_t* ms = counting_metaspace();
   ASSERT_NE(ms, nullptr);
   // A boot loader: its Klasses never come from the micro pool.
   ms_loader_t* shared = ms_loader_create(ms, MS_LOADER_BOOT, MS_LOADER_SHARED);

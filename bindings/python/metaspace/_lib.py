@@ -55,6 +55,8 @@ class Settings(ctypes.Structure):
         ("archive_policy", ctypes.c_int),
         ("archive_verify", ctypes.c_int),
         ("archive_relocation", ctypes.c_int),
+        # appended: per-block allocation counts, which close the inline fast path
+        ("count_allocations", ctypes.c_int),
     ]
 
 
@@ -106,6 +108,7 @@ class Stats(ctypes.Structure):
         ("uncommits", ctypes.c_size_t),
         # appended
         ("archive", ArchiveStats),
+        ("allocations_counted", ctypes.c_int),
     ]
 
 
@@ -120,6 +123,8 @@ class LoaderStats(ctypes.Structure):
         ("free_blocks_count", ctypes.c_size_t * 2),
         ("chunks", ctypes.c_size_t * 2),
         ("chunks_by_level", (ctypes.c_size_t * MAX_CHUNK_LEVELS) * 2),
+        # appended: 1 if `allocations` is counted (settings count_allocations or checked)
+        ("allocations_counted", ctypes.c_int),
     ]
 
 

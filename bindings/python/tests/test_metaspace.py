@@ -25,7 +25,7 @@ def test_versions_agree():
 
 
 def test_allocate_write_free_and_stats():
-    with metaspace.Metaspace(options="granule=16k,reclaim=aggressive") as ms:
+    with metaspace.Metaspace(options="granule=16k,reclaim=aggressive,count_allocations=1") as ms:
         loader = ms.loader()
         blocks = [(loader.allocate(n), n) for n in (8, 64, 600, 4096)]
         for p, n in blocks:
@@ -42,9 +42,21 @@ def test_allocate_write_free_and_stats():
                                          total.free_chunks_bytes + total.free_blocks_bytes +
                                          total.fence_bytes + total.overhead_bytes)
         assert loader.stats().allocations == 5
+        assert loader.stats().allocations_counted == 1
+        assert st.allocations_counted == 1
         ms.verify()
         loader.destroy()
         assert ms.stats().loaders == 0
+
+
+def test_allocations_are_not_counted_by_default():
+    with metaspace.Metaspace() as ms:
+        loader = ms.loader()
+        for n in (8, 64, 600):
+            loader.allocate(n)
+        assert loader.stats().allocations_counted == 0
+        assert loader.stats().allocations == 0
+        assert ms.stats().allocations_counted == 0
 
 
 def test_errors_are_exceptions_with_the_code():

@@ -69,8 +69,11 @@ TEST_F(AbiStructSize, ExportedFunctionsBehindTheMacros) {
   ms_loader_stats_t la, lb;
   ASSERT_EQ(ms_loader_get_stats(l_, &la), MS_OK);
   ASSERT_EQ((ms_loader_get_stats)(l_, &lb), MS_OK);
-  EXPECT_EQ(std::memcmp(&la, &lb, sizeof la), 0);
-  EXPECT_EQ(la.allocations, 1u);
+  // Likewise for loader statistics (allocations_counted was appended).
+  EXPECT_EQ(std::memcmp(&la, &lb, metaspace::api::kLoaderStatsBytesV0_2), 0);
+  EXPECT_EQ(la.allocations_counted, 0) << "not counted by default";
+  EXPECT_EQ(la.allocations, 0u);
+  EXPECT_EQ(a.allocations_counted, 0);
   void* p = ms_alloc(l_, MS_SPACE_NONCLASS, 24);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(ms_deallocate(l_, p, 24), MS_OK);

@@ -24,7 +24,7 @@ static_assert(noexcept(ms_allocate(nullptr, MS_SPACE_NONCLASS, 8)));
 static_assert(noexcept(ms_create(nullptr)));
 
 TEST(CppWrapper, LoaderOutlivesItsMetaspaceObject) {
-  std::optional<ms::Metaspace> space(std::in_place);
+  std::optional<ms::Metaspace> space(std::in_place, ms::Settings().count_allocations(true));
   ms::Loader a = space->create_loader(MS_LOADER_STANDARD);
   ms::Loader b = space->create_loader(MS_LOADER_MICRO);
   ASSERT_NE(a.allocate(MS_SPACE_NONCLASS, 64), nullptr);
@@ -33,6 +33,7 @@ TEST(CppWrapper, LoaderOutlivesItsMetaspaceObject) {
   ASSERT_NE(p, nullptr) << ms_last_error_text();
   EXPECT_EQ(a.deallocate(p, 600), MS_OK);
   EXPECT_EQ(a.stats().allocations, 2u);
+  EXPECT_EQ(a.stats().allocations_counted, 1);
   a.reset();
   EXPECT_NE(b.allocate(MS_SPACE_NONCLASS, 8), nullptr);
   // b's destructor destroys the last loader and then the metaspace.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <metaspace/metaspace.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -68,6 +69,38 @@ TEST(SettingsOptions, BadValuesAreNamed) {
     EXPECT_NE(std::strstr(ms_last_error_text(), key.c_str()), nullptr)
         << text << ": " << ms_last_error_text();
   }
+}
+
+// count_allocations (appended to ms_settings_t): 0 by default, the key sets it, a bad value is
+// refused and changes nothing, ms_create checks the range, and a caller whose struct ends before
+// the field cannot set it from text.
+TEST(SettingsOptions, CountAllocationsKey) {
+  ms_settings_t s = defaults();
+  EXPECT_EQ(s.count_allocations, 0);
+  ASSERT_EQ(ms_settings_parse(&s, "count_allocations=1"), MS_OK) << ms_last_error_text();
+  EXPECT_EQ(s.count_allocations, 1);
+  ASSERT_EQ(ms_settings_parse(&s, "count_allocations=0"), MS_OK);
+  EXPECT_EQ(s.count_allocations, 0);
+  for (const char* bad : {"count_allocations=2", "count_allocations=maybe", "count_allocations=",
+                          "granule=16k,count_allocations=-1"}) {
+    ms_settings_t t = defaults();
+    ms_settings_t d = defaults();
+    EXPECT_EQ(ms_settings_parse(&t, bad), MS_ERR_INVALID_ARGUMENT) << bad;
+    EXPECT_NE(std::strstr(ms_last_error_text(), "count_allocations"), nullptr)
+        << bad << ": " << ms_last_error_text();
+    EXPECT_EQ(std::memcmp(&t, &d, sizeof t), 0) << bad << ": settings changed";
+  }
+  s = defaults();
+  s.count_allocations = 2;
+  EXPECT_EQ(ms_create(&s), nullptr);
+  EXPECT_NE(std::strstr(ms_last_error_text(), "count_allocations"), nullptr);
+  // A caller built before the field: its struct ends at archive_relocation.
+  ms_settings_t old;
+  ASSERT_EQ(ms_settings_init_sized(&old, offsetof(ms_settings_t, count_allocations)), MS_OK);
+  ms_settings_t before = old;
+  EXPECT_EQ(ms_settings_parse(&old, "count_allocations=1"), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::memcmp(&old, &before, offsetof(ms_settings_t, count_allocations)), 0);
+  EXPECT_EQ(ms_settings_parse(&old, "count_allocations=0"), MS_OK) << "the default needs no field";
 }
 
 TEST(SettingsOptions, FromEnvironmentAtCreate) {

@@ -63,12 +63,13 @@ class ArenaTest : public ::testing::Test {
   }
 
   std::unique_ptr<Arena> make(const std::vector<size_t>& sequence, ms__bump* window,
-                               bool fast_path = true) {
+                               bool fast_path = true, bool count_allocations = false) {
     return std::make_unique<Arena>(context_.chunks(),
                                    GrowthPolicy(sequence, context_.chunks().geometry()),
                                    ArenaOptions{.head = &head_of(*window),
                                                 .space = MS_SPACE_NONCLASS,
-                                                .fast_path = fast_path});
+                                                .fast_path = fast_path,
+                                                .count_allocations = count_allocations});
   }
 
   // The loader head around a window new_window() made.
@@ -428,14 +429,13 @@ TEST_F(ArenaTest, InlinePathServesExactlyWhatTheWindowHolds) {
 
   auto served_inline = [&](size_t bytes, const char* what) {
     uint64_t calls = slow_path_calls;
-    uint64_t allocs = window.allocs;
     char* top = window.top;
     void* p = allocate(*arena, window, bytes);
     EXPECT_NE(p, nullptr) << what << ": " << ms_last_error_text();
     if (slow_path_calls != calls) return false;
     EXPECT_EQ(p, top) << what;
     EXPECT_EQ(window.top, top + align_up(bytes, kWordBytes)) << what;
-    EXPECT_EQ(window.allocs, allocs + 1) << what;
+    EXPECT_EQ(window.unused_allocs, 0u) << what << ": the inline path counts nothing";
     return true;
   };
 
@@ -461,6 +461,7 @@ TEST_F(ArenaTest, InlinePathServesExactlyWhatTheWindowHolds) {
   EXPECT_FALSE(served_inline(200, "exactly fit_max"));
   check(*arena);
   EXPECT_EQ(arena->slow_allocations(), slow_path_calls);
+  EXPECT_EQ(arena->allocations(), 0u) << "an arena that does not count counts nothing";
 }
 
 TEST_F(ArenaTest, WithoutFastPathWindowStaysClosed) {
@@ -473,6 +474,27 @@ TEST_F(ArenaTest, WithoutFastPathWindowStaysClosed) {
     ASSERT_TRUE(arena->owns(p, 64));
   }
   EXPECT_EQ(arena->slow_allocations(), 100u);
+  check(*arena);
+}
+
+// Counting allocations closes the window even when the fast path is asked for (the inline path
+// does not count), and every block the arena hands out is counted once: new ones and reused
+// free blocks.
+TEST_F(ArenaTest, CountingArenaKeepsItsWindowClosedAndCountsEveryBlock) {
+  ms__bump& window = new_window();
+  auto arena = make({4 * KiB}, &window, /*fast_path=*/true, /*count_allocations=*/true);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 100; i++) {
+    blocks.push_back(allocate(*arena, window, 64));
+    ASSERT_NE(blocks.back(), nullptr);
+    ASSERT_EQ(window.top, nullptr) << "a counting arena's window stays closed";
+  }
+  for (int i = 0; i < 100; i += 2) ASSERT_EQ(arena->deallocate(blocks[i], 64), MS_OK);
+  for (int i = 0; i < 50; i++) ASSERT_NE(allocate(*arena, window, 64), nullptr);  // reused
+  EXPECT_EQ(slow_path_calls, 150u);
+  EXPECT_EQ(arena->allocations(), 150u);
+  EXPECT_EQ(head_of(window).bins, nullptr) << "no inline reuse either";
+  EXPECT_EQ(window.unused_allocs, 0u);
   check(*arena);
 }
 

@@ -43,6 +43,15 @@ const char* const kSpaceFields[] = {
 
 uint64_t u(const json& j, const char* key) { return j.at(key).get<uint64_t>(); }
 
+// A loader's or kind's allocation count: a number when counted, null (read as 0) when not.
+uint64_t allocations(const json& j, bool counted) {
+  if (!counted) {
+    EXPECT_TRUE(j.at("allocations").is_null()) << j.at("allocations");
+    return 0;
+  }
+  return u(j, "allocations");
+}
+
 void check_space(const json& s, const std::string& name) {
   SCOPED_TRACE(name);
   EXPECT_EQ(u(s, "used_bytes") + u(s, "free_in_chunks_bytes") + u(s, "free_chunks_bytes") +
@@ -74,7 +83,8 @@ void check_space(const json& s, const std::string& name) {
 
 void check_report(const json& r, ms_metaspace_t* ms, const RandomWorkload& w) {
   ASSERT_EQ(r.at("schema"), "libmetaspace.report");
-  ASSERT_EQ(r.at("schema_version"), 1);
+  ASSERT_EQ(r.at("schema_version"), 2);
+  const bool counted = r.at("allocations_counted").get<bool>();
   const json& spaces = r.at("spaces");
   check_space(spaces.at("nonclass"), "nonclass");
   check_space(spaces.at("class"), "class");
@@ -90,6 +100,7 @@ void check_report(const json& r, ms_metaspace_t* ms, const RandomWorkload& w) {
   EXPECT_EQ(u(spaces.at("total"), "committed_bytes"), st.total.committed_bytes);
   EXPECT_EQ(u(spaces.at("total"), "used_bytes"), st.total.used_bytes);
   EXPECT_EQ(u(spaces.at("class"), "alignment_gap_bytes"), st.space[1].alignment_gap_bytes);
+  EXPECT_EQ(counted, st.allocations_counted != 0);
 
   // Per loader: exactly the live loaders, with their kinds; their usage sums to the spaces'.
   std::vector<ms_loader_t*> live = w.live();
@@ -102,7 +113,7 @@ void check_report(const json& r, ms_metaspace_t* ms, const RandomWorkload& w) {
   const char* const keys[2] = {"nonclass", "class"};
   for (const json& l : loaders) {
     listed.insert(u(l, "handle"));
-    allocations += u(l, "allocations");
+    allocations += test::allocations(l, counted);
     for (int s = 0; s < 2; s++) {
       const json& a = l.at(keys[s]);
       used[s] += u(a, "used_bytes");
@@ -117,12 +128,16 @@ void check_report(const json& r, ms_metaspace_t* ms, const RandomWorkload& w) {
       EXPECT_EQ(capacity + u(a, "pooled_bytes"), u(a, "capacity_bytes"));
     }
   }
+  uint64_t loader_allocations = 0;
   for (size_t i = 0; i < live.size(); i++) {
     EXPECT_EQ(listed.count(reinterpret_cast<uintptr_t>(live[i])), 1u);
     ms_loader_stats_t ls;
     ASSERT_EQ(ms_loader_get_stats(live[i], &ls), MS_OK);
     EXPECT_EQ(ls.kind, kinds[i]);
+    EXPECT_EQ(ls.allocations_counted, st.allocations_counted);
+    loader_allocations += ls.allocations;
   }
+  EXPECT_EQ(loader_allocations, allocations);
   EXPECT_EQ(used[0], u(spaces.at("nonclass"), "used_bytes"));
   EXPECT_EQ(used[1], u(spaces.at("class"), "used_bytes"));
 
@@ -130,7 +145,7 @@ void check_report(const json& r, ms_metaspace_t* ms, const RandomWorkload& w) {
   uint64_t kind_loaders = 0, kind_allocations = 0, kind_used[2] = {};
   for (const json& k : r.at("kinds")) {
     kind_loaders += u(k, "loaders");
-    kind_allocations += u(k, "allocations");
+    kind_allocations += test::allocations(k, counted);
     EXPECT_EQ(u(k, "loaders"), u(r.at("loaders_by_kind"), k.at("kind").get<std::string>().c_str()));
     for (int s = 0; s < 2; s++) kind_used[s] += u(k.at(keys[s]), "used_bytes");
   }
@@ -150,6 +165,9 @@ TEST_P(ReportAddsUp, AfterRandomWorkload) {
   s.class_space_bytes = 256 << 20;
   ms_metaspace_t* ms = ms_create(&s);
   ASSERT_NE(ms, nullptr) << ms_last_error_text();
+  ms_stats_t st;
+  ASSERT_EQ(ms_get_stats(ms, &st), MS_OK);
+  EXPECT_EQ(st.allocations_counted, checked ? 1 : 0) << "checked mode counts; default not";
   ms_report_options_t options{0, 0, 1, 1, 1};
   {
     RandomWorkload w(ms, 1000 + static_cast<unsigned>(reclaim) * 10 + (alignment > 8) * 2 + checked);
@@ -210,6 +228,9 @@ TEST(ReportJson, OptionsLeaveOutTables) {
   EXPECT_EQ(u(set, "class_shift"), ms_class_shift(ms));
   EXPECT_EQ(u(set, "narrow_class_bits"), ms_narrow_class_bits(ms));
   EXPECT_EQ(set.at("checked"), false);
+  EXPECT_EQ(set.at("count_allocations"), false);
+  EXPECT_EQ(d.at("allocations_counted"), false);
+  for (const json& k : d.at("kinds")) EXPECT_TRUE(k.at("allocations").is_null());
   ms_destroy(ms);
 }
 

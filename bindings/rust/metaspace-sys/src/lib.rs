@@ -75,6 +75,8 @@ pub struct ms_settings_t {
     pub archive_policy: c_int,
     pub archive_verify: c_int,
     pub archive_relocation: c_int,
+    // appended: per-block allocation counts, which close the inline fast path
+    pub count_allocations: c_int,
 }
 
 pub const MS_ARCHIVE_AUTO: c_int = 0;
@@ -155,6 +157,7 @@ pub struct ms_stats_t {
     pub uncommits: usize,
     // appended
     pub archive: ms_archive_stats_t,
+    pub allocations_counted: c_int,
 }
 
 #[repr(C)]

@@ -47,6 +47,7 @@ fn create_allocate_report_destroy() {
         assert_eq!(ms_get_stats_sized(ms, &mut st, size_of::<ms_stats_t>()), MS_OK);
         assert_eq!(st.loaders, 1);
         assert_eq!(st.commit_granule_bytes, 16 * 1024);
+        assert_eq!(st.allocations_counted, 0, "not counted by default");
         let mut report = Vec::<u8>::new();
         assert_eq!(
             ms_print_report_cb(ms, Some(append), &mut report as *mut _ as *mut c_void,

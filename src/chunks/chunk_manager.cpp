@@ -19,7 +19,10 @@ ChunkManager::ChunkManager(VirtualSpaceList& vslist, const ChunkGeometry& geomet
       policy_(policy),
       bookkeeping_(bookkeeping),
       pool_(bookkeeping),
-      free_lists_(geometry.levels()) {}
+      free_lists_(geometry.levels()) {
+  // The chunk start tables name headers by their offset in these slabs (4-byte slots).
+  vslist_.set_chunk_header_base(bookkeeping.range_base());
+}
 
 ChunkManager::~ChunkManager() = default;
 

@@ -57,9 +57,15 @@ char* VirtualSpaceList::allocate_root_chunk(VirtualSpaceNode** node) {
   }
   auto fresh = VirtualSpaceNode::create(geometry_, 0, limiter_, &committed_, &bookkeeping_);
   if (!fresh) return nullptr;
+  fresh->chunk_starts().set_header_base(chunk_header_base_);
   if (add_node(std::move(fresh)) != MS_OK) return nullptr;
   *node = nodes_.back().get();
   return (*node)->allocate_root_chunk();
+}
+
+void VirtualSpaceList::set_chunk_header_base(const char* header_base) {
+  chunk_header_base_ = header_base;
+  for (const auto& n : nodes_) n->chunk_starts().set_header_base(header_base);
 }
 
 ms_error_t VirtualSpaceList::remove_node(VirtualSpaceNode* node) {

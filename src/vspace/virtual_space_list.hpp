@@ -45,6 +45,9 @@ class VirtualSpaceList {
     return node_map_.find(p);
   }
   const NodeGeometry& geometry() const { return geometry_; }
+  // Where the chunk headers the nodes' chunk start tables name come from (the chunk layer's
+  // slabs, made after the list): set on every node, now and as they come.
+  void set_chunk_header_base(const char* header_base);
 
   // O(1), lock-free: counters kept by the nodes as they commit and uncommit.
   size_t reserved_bytes() const { return reserved_.load(std::memory_order_relaxed); }
@@ -75,6 +78,7 @@ class VirtualSpaceList {
   // needs no map: its table cost a class space 16 KiB (1 024 slots for the 256 root areas of
   // 1 GiB) before anything was allocated.
   NodeMap node_map_;
+  const char* chunk_header_base_ = nullptr;
   VirtualSpaceNode* fixed_ = nullptr;
   uintptr_t fixed_base_ = 0;
   size_t fixed_bytes_ = 0;

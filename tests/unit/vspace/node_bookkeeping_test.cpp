@@ -30,7 +30,7 @@ TEST(NodeBookkeeping, CountedPerNodeAndReturnedWithIt) {
   EXPECT_EQ(map_only, os::page_size()) << "the node map's first table, one page";
   VirtualSpaceNode* node = nullptr;
   ASSERT_NE(list.allocate_root_chunk(&node), nullptr) << ms_last_error_text();
-  // The header (2 KiB of mask, 16 area flags, 128 page states: one page) is counted once written.
+  // The header (2 KiB of mask, 16 area flags, 64 page states: one page) is counted once written.
   EXPECT_EQ(node->bookkeeping_bytes(), 0u) << "nothing written yet";
   ASSERT_EQ(node->ensure_committed(node->base(), 4 * KiB), MS_OK);
   EXPECT_EQ(list.bookkeeping_bytes(), map_only + os::page_size());
@@ -42,7 +42,7 @@ TEST(NodeBookkeeping, CountedPerNodeAndReturnedWithIt) {
   EXPECT_TRUE(list.verify()) << ms_last_error_text();
 }
 
-// A page of chunk starts covers 512 KiB of node (4 KiB pages, 1 KiB per slot): counted from its
+// A page of chunk starts covers 1 MiB of node (4 KiB pages, 1 KiB per 4-byte slot): counted from its
 // first in-use chunk's start on, given back once the in-use chunks starting there came back: by
 // the next purge, or at once under the aggressive policy. Free chunks record no start, so the
 // free halves a split leaves cost no page, and a lookup in one finds nothing.

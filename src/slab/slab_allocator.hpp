@@ -102,7 +102,7 @@ class SlabAllocator {
   };
   static constexpr size_t kSlabHeaderBytes = 48;
   static_assert(sizeof(Slab) <= kSlabHeaderBytes);
-  static constexpr int kClasses = 26;
+  static constexpr int kClasses = 27;
   static const uint32_t kClassBytes[kClasses];
 
   static int class_of(size_t bytes);

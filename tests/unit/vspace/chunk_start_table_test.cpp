@@ -85,14 +85,14 @@ TEST(ChunkStartTable, HeadersFromTheSlabsAtTheNodesFirstAndLastUnit) {
 }
 
 TEST(ChunkStartTable, LowestAndHighestHeaderOffsetsASlotNames) {
-  // Two headers 16 bytes apart: with the base 16 bytes below the first, the first is slot value
-  // 1; with the base just far enough below the second, the second is slot value 2^32 − 1.
+  // Two headers: with the base 16 bytes below the first, the first is slot value 1; with the
+  // base just far enough below the second, the second is slot value 2^32 − 1.
   struct alignas(16) Header {
     Chunk chunk;
   } headers[2];
   char* low = reinterpret_cast<char*>(&headers[0].chunk);
   char* high = reinterpret_cast<char*>(&headers[1].chunk);
-  ASSERT_EQ(high - low, 96) << "an 88-byte header, 16-byte aligned";
+  ASSERT_EQ(high - low, static_cast<ptrdiff_t>(sizeof(Header)));
   {
     Table t(low - 16);
     expect_edges(t, &headers[0].chunk, &headers[1].chunk);

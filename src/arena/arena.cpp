@@ -522,7 +522,7 @@ bool Arena::verify() const {
     // used_bytes belongs to the arena (written under the loader lock), so it is checked here.
     MS_VERIFY(c == chunks_ || c->used_bytes <= c->committed_bytes,
               "retired chunk %p uses %zu bytes but has %zu committed", (void*)c->base,
-              c->used_bytes, c->committed_bytes);
+              size_t{c->used_bytes}, size_t{c->committed_bytes});
     n++;
   }
   MS_VERIFY(n == chunk_count_, "arena lists %zu chunks, counted %zu", n, chunk_count_);

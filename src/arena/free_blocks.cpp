@@ -6,8 +6,8 @@
 namespace metaspace {
 
 void FreeBlocks::attach_medium(MediumBins* medium) {
-  MS_ASSERT(medium_ == nullptr && medium != nullptr && medium->empty(), "medium bins attached twice");
-  medium_ = medium;
+  MS_ASSERT(this->medium() == nullptr && medium != nullptr && medium->empty(),
+            "medium bins attached twice");
   bins_.shared_state().medium = &medium->shared_state();  // the inline paths use it from now on
   for (;;) {
     size_t got = 0;
@@ -18,15 +18,15 @@ void FreeBlocks::attach_medium(MediumBins* medium) {
       tree_.add(p, got, tag);
       break;
     }
-    medium_->add(p, got, tag);
+    medium->add(p, got, tag);
   }
 }
 
 bool FreeBlocks::verify(const BlockBounds& bounds) const {
   if (!bins_.verify(bounds) || !tree_.verify(bounds)) return false;
-  if (medium_ != nullptr && !medium_->verify(bounds)) return false;
+  if (medium() != nullptr && !medium()->verify(bounds)) return false;
   bool disjoint = true;
-  if (medium_ != nullptr) {
+  if (medium() != nullptr) {
     tree_.for_each([&](void*, size_t words, unsigned) {
       disjoint = disjoint && words > MediumBins::kMaxWords;
     });
@@ -39,7 +39,7 @@ bool FreeBlocks::verify(const BlockBounds& bounds) const {
               (tag & (kForeignTag - 1)) < static_cast<unsigned>(kBlockOrigins);
   };
   bins_.for_each(check_tag);
-  if (medium_ != nullptr) medium_->for_each(check_tag);
+  if (medium() != nullptr) medium()->for_each(check_tag);
   tree_.for_each(check_tag);
   MS_VERIFY(tags_ok, "a free block's tag disagrees with where it lies");
   for_each([&](void* p, size_t bytes, BlockOrigin origin) {

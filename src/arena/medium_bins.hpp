@@ -15,6 +15,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "arena/bin_list.hpp"
 #include "arena/block_bounds.hpp"
@@ -83,6 +84,8 @@ class MediumBins {
   }
 
   ms__medium_bins& shared_state() { return bins_; }
+  // The MediumBins whose shared_state() `state` is (null for null).
+  static MediumBins* of(ms__medium_bins* state) { return reinterpret_cast<MediumBins*>(state); }
 
   // As BinList::verify: bounded walks, cycles and smashed links are MS_ERR_CORRUPTED. The caller
   // excludes the inline paths.
@@ -98,5 +101,7 @@ class MediumBins {
 
   ms__medium_bins bins_ = {};
 };
+// MediumBins::of turns the public struct back into its wrapper.
+static_assert(std::is_standard_layout_v<MediumBins> && sizeof(MediumBins) == sizeof(ms__medium_bins));
 
 }  // namespace metaspace

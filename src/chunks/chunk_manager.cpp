@@ -19,7 +19,10 @@ ChunkManager::ChunkManager(VirtualSpaceList& vslist, const ChunkGeometry& geomet
       policy_(policy),
       bookkeeping_(bookkeeping),
       pool_(bookkeeping),
-      free_lists_(geometry.levels()) {}
+      free_lists_(geometry.levels()) {
+  // The chunk start tables name headers by their offset in these slabs (4-byte slots).
+  vslist_.set_chunk_header_base(bookkeeping.range_base());
+}
 
 ChunkManager::~ChunkManager() = default;
 
@@ -61,7 +64,7 @@ Chunk* ChunkManager::get_uncommitted_chunk(int level) {
     return nullptr;
   }
   MS_ASSERT(c->committed_bytes == 0, "uncommitted chunk %p keeps %zu committed bytes",
-            (void*)c->base, c->committed_bytes);
+            (void*)c->base, size_t{c->committed_bytes});
   return c;
 }
 
@@ -338,7 +341,7 @@ bool ChunkManager::verify_locked() const {
       MS_VERIFY(a.node->mask().committed_bytes_in(c->base, c->committed_bytes) ==
                     c->committed_bytes,
                 "chunk %p claims %zu committed bytes the mask does not have", (void*)c->base,
-                c->committed_bytes);
+                size_t{c->committed_bytes});
     }
   }
   MS_VERIFY(chunks == pool_.in_use(), "%zu chunks in areas, %zu headers in use", chunks,

@@ -102,7 +102,7 @@ bool RootChunkArea::verify(const Chunk* first, const ChunkGeometry& geometry,
     MS_VERIFY(c->state != Chunk::State::kUnused, "chunk %p: pooled header in area",
               (void*)c->base);
     MS_VERIFY(c->committed_bytes <= c->bytes, "chunk %p: committed %zu > size",
-              (void*)c->base, c->committed_bytes);
+              (void*)c->base, size_t{c->committed_bytes});
     if (c->node != nullptr && !c->is_free()) {
       MS_VERIFY(c->node->chunk_starts().find(c->base) == c &&
                     c->node->chunk_starts().find(c->end() - 1) == c,

@@ -17,6 +17,8 @@ namespace metaspace {
 // need about 1.5 GiB of it in the non-class space (loader objects, headers, free-block
 // structures).
 constexpr size_t kBookkeepingReserveBytes = 4 * GiB;
+static_assert(kBookkeepingReserveBytes <= ChunkStartTable::kHeaderRangeBytes,
+              "a 4-byte chunk start slot must be able to name every chunk header");
 
 class Context {
  public:

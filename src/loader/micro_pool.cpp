@@ -443,7 +443,7 @@ bool MicroPool::verify_holes_locked(int i, const Space& s) const {
     }
     MS_VERIFY(in_chunk + c->used_bytes <= c->bytes,
               "space %d: chunk %p: %zu bytes in holes and %zu live, more than the chunk", i,
-              (void*)c->base, in_chunk, c->used_bytes);
+              (void*)c->base, in_chunk, size_t{c->used_bytes});
   }
   MS_VERIFY(n == s.hole_count && bytes == s.hole_bytes,
             "space %d: %zu holes of %zu bytes listed by chunks, %zu of %zu counted", i, n, bytes,
@@ -495,7 +495,7 @@ bool MicroPool::verify() const {
                 (void*)c->base, c->level, s.level);
       MS_VERIFY(c->used_bytes <= c->bytes && c->used_bytes <= s.manager->mask_committed_bytes(c),
                 "space %d: shared chunk %p holds %zu live bytes, more than committed", i,
-                (void*)c->base, c->used_bytes);
+                (void*)c->base, size_t{c->used_bytes});
       MS_VERIFY(c->used_bytes > 0 || c == s.current || c == s.tail,
                 "space %d: shared chunk %p is empty and neither current nor tail", i,
                 (void*)c->base);

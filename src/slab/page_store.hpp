@@ -51,6 +51,8 @@ class PageStore {
 
   bool ok() const { return base_ != nullptr; }
   size_t page_bytes() const { return page_bytes_; }
+  // The start of the range: everything handed out lies above it (the bitmap comes first).
+  const char* range_base() const { return base_; }
   bool contains(const void* p) const {
     return p >= base_ + first_page_ * page_bytes_ && p < base_ + next_page_ * page_bytes_;
   }

@@ -9,11 +9,12 @@
 namespace metaspace {
 
 // Steps of 16 bytes up to 256, then classes that divide a 4 KiB slab's 4 048 usable bytes with
-// little left over. 80 is the chunk header, 384 a free-block structure (368 bytes), 544 a loader
-// object (536 bytes).
+// little left over. 80 holds a chunk header (50 to a page), 144 a loader object, 304 a loader's
+// arenas or a class arena (13 to a page; in 320 they were 12), 672 a free-block structure (6 to
+// a page, as 640 held; at 688 bytes in 768 it was 5), 1 552-byte medium bins go to 2 016.
 const uint32_t SlabAllocator::kClassBytes[kClasses] = {
-    16,  32,  48,  64,  80,  96,  112, 128, 144, 160,  176,  192,  208,
-    224, 240, 256, 320, 384, 448, 512, 544, 640, 768, 1008, 1344, 2016};
+    16,  32,  48,  64,  80,  96,  112, 128, 144, 160, 176,  192,  208,  224,
+    240, 256, 304, 320, 384, 448, 512, 544, 672, 768, 1008, 1344, 2016};
 
 SlabAllocator::SlabAllocator(const Options& options) : pages_(options) {}
 

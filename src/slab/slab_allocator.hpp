@@ -35,6 +35,9 @@ class SlabAllocator {
 
   // False if the range could not be reserved (the error is set).
   bool ok() const { return pages_.ok(); }
+  // Every object lies above it and below it + the reserved range: the chunk start table names
+  // chunk headers by their offset from it.
+  const char* range_base() const { return pages_.range_base(); }
 
   // `bytes` > 0; 16-byte aligned memory, or null with MS_ERR_OUT_OF_MEMORY (or the kernel's
   // refusal) recorded.
@@ -99,7 +102,7 @@ class SlabAllocator {
   };
   static constexpr size_t kSlabHeaderBytes = 48;
   static_assert(sizeof(Slab) <= kSlabHeaderBytes);
-  static constexpr int kClasses = 26;
+  static constexpr int kClasses = 27;
   static const uint32_t kClassBytes[kClasses];
 
   static int class_of(size_t bytes);

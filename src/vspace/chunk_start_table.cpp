@@ -10,7 +10,7 @@
 namespace metaspace {
 
 void ChunkStartTable::init(const char* base, size_t range_bytes, size_t unit_bytes,
-                           size_t root_bytes, Chunk** slots, uint16_t* page_states,
+                           size_t root_bytes, Slot* slots, uint16_t* page_states,
                            NodeBookkeeping* header, bool return_at_once) {
   MS_ASSERT(slots_ == nullptr && is_aligned(slots, os::page_size()),
             "chunk start table set up twice or misaligned at %p", (void*)slots);
@@ -21,7 +21,7 @@ void ChunkStartTable::init(const char* base, size_t range_bytes, size_t unit_byt
   committed_ = header->committed_counter();
   return_at_once_ = return_at_once;
   page_bytes_ = os::page_size();
-  slots_per_page_ = page_bytes_ / sizeof(Chunk*);
+  slots_per_page_ = page_bytes_ / sizeof(Slot);
   slot_pages_ = align_up(range_bytes / unit_bytes, slots_per_page_) / slots_per_page_;
   MS_ASSERT(slots_per_page_ < kCounted, "%zu slots per page do not fit the page state",
             slots_per_page_);
@@ -29,11 +29,29 @@ void ChunkStartTable::init(const char* base, size_t range_bytes, size_t unit_byt
   root_shift_ = log2_of_power_of_2(root_bytes);
 }
 
+void ChunkStartTable::set_header_base(const char* header_base) {
+  MS_ASSERT(header_base_ == nullptr || header_base_ == header_base || committed_pages_ == 0,
+            "chunk header base moved from %p to %p with starts recorded", (const void*)header_base_,
+            (const void*)header_base);
+  header_base_ = header_base;
+}
+
+ChunkStartTable::Slot ChunkStartTable::encode(const Chunk* c) const {
+  if (c == nullptr) return 0;
+  const char* h = reinterpret_cast<const char*>(c);
+  MS_ASSERT(header_base_ != nullptr && h > header_base_ &&
+                static_cast<size_t>(h - header_base_) < kHeaderRangeBytes &&
+                (static_cast<size_t>(h - header_base_) & ((size_t{1} << kHeaderShift) - 1)) == 0,
+            "chunk header %p cannot be named from header base %p", (const void*)c,
+            (const void*)header_base_);
+  return static_cast<Slot>(static_cast<size_t>(h - header_base_) >> kHeaderShift);
+}
+
 void ChunkStartTable::set(const char* chunk_base, Chunk* c) {
   size_t i = index(chunk_base);
-  Chunk* old = __atomic_load_n(&slots_[i], __ATOMIC_RELAXED);
-  __atomic_store_n(&slots_[i], c, __ATOMIC_RELEASE);
-  if ((old == nullptr) == (c == nullptr)) return;  // a chunk replaced by another: same count
+  Slot old = __atomic_load_n(&slots_[i], __ATOMIC_RELAXED);
+  __atomic_store_n(&slots_[i], encode(c), __ATOMIC_RELEASE);
+  if ((old == 0) == (c == nullptr)) return;  // a chunk replaced by another: same count
   size_t p = i / slots_per_page_;
   uint16_t& state = page_states_[p];
   header_->touch(&state, sizeof(state));
@@ -90,7 +108,7 @@ bool ChunkStartTable::verify() const {
     if (page_states_[p] == 0) continue;
     size_t starts = 0;
     for (size_t s = 0; s < slots_per_page_; s++) {
-      starts += __atomic_load_n(&slots_[p * slots_per_page_ + s], __ATOMIC_RELAXED) != nullptr;
+      starts += __atomic_load_n(&slots_[p * slots_per_page_ + s], __ATOMIC_RELAXED) != 0;
     }
     uint16_t state = page_states_[p];
     MS_VERIFY(starts == static_cast<size_t>(state & ~kCounted),

@@ -1,42 +1,49 @@
 // Per node: which in-use chunk header starts at each address, for O(1) "block address → chunk".
 //
 // One slot per smallest chunk (1 KiB) of the node's range; the slot of an in-use chunk's base
-// holds its header, every other slot is null (free chunks record no start). The in-use chunk
+// names its header, every other slot is 0 (free chunks record no start). The in-use chunk
 // holding p, if any, is the chunk of level L that starts at align_down(p, size(L)) for the right
-// L; checking the candidates from the smallest size up, the first non-null slot is it (every
+// L; checking the candidates from the smallest size up, the first non-zero slot is it (every
 // smaller candidate lies inside that chunk, where no other chunk starts). If p lies in a free
-// chunk, the first non-null slot (if any) is an in-use chunk before it that ends at or below p:
+// chunk, the first non-zero slot (if any) is an in-use chunk before it that ends at or below p:
 // the chunk layer checks the chunk's end (ChunkManager::chunk_containing). So a lookup reads at
 // most `levels` slots (≤ 17): constant, whatever the chunk's age, the node, or how many chunks
 // there are. The chunk layer sets a chunk's start when it hands the chunk out and clears it when
 // the chunk comes back (before merging), under its lock; enlarging in place keeps the base.
 //
+// A slot is 4 bytes: the header's offset from the base of the range chunk headers come from (the
+// space's bookkeeping slabs, set_header_base) in 16-byte units, the slab allocator's alignment,
+// so headers anywhere in 64 GiB of it can be named (the range is 4 GiB). Half the 8-byte pointer
+// slots: a page of slots covers 1 MiB of node instead of 512 KiB. At the lab's
+// jdk25-many-loaders worst sample the start pages went from 32 KB (6 non-class, 2 class) to
+// 24 KB (5, 1), footprint/live 1.0530 -> 1.0514; a lookup decodes with one shift and add.
+//
 // Only in-use chunks, because the pages of slots are overhead: with free chunks' starts recorded
 // too, the class space's guard (free 1 MiB and 2 MiB chunks beside it) and every split's free
 // halves kept pages of their own. At the lab's jdk25-many-loaders worst sample: 44 KB of start
-// pages then, 36 KB now (7 in the non-class node, 2 in the class space), footprint/live 1.0541
-// -> 1.0530; an empty metaspace keeps 1 start page instead of 4.
+// pages then, 36 KB with in-use starts only (8-byte slots), footprint/live 1.0541 -> 1.0530; an
+// empty metaspace keeps 1 start page instead of 4.
 //
 // Readers do not take that lock (ms_deallocate checks ownership under the loader's lock only):
 // slots are read and written atomically, and so is a chunk's size (Chunk::bytes, which the
 // lookup compares). A reader asking about its own in-use chunk reads only slots that cannot
-// change while it holds the chunk (its base and the null slots inside it) and a size only its
-// own arena changes (enlarging in place).
+// change while it holds the chunk (its base and the zero slots inside it) and a size only its
+// own arena changes (enlarging in place). The header base is set before the first start.
 //
 // The slots lie in the node's bookkeeping range (vspace/node_bookkeeping.hpp), read-write from the
-// start, so a page never written reads as nulls and costs nothing: 8 bytes per KiB of node, 512
-// KiB of address space for a 64 MiB node, 8 MiB for a 1 GiB class space. A page of slots (512 of
-// them, 512 KiB of node range at 4 KiB pages) is counted as overhead from its first chunk start
+// start, so a page never written reads as zeros and costs nothing: 4 bytes per KiB of node, 256
+// KiB of address space for a 64 MiB node, 4 MiB for a 1 GiB class space. A page of slots (1 024
+// of them, 1 MiB of node range at 4 KiB pages) is counted as overhead from its first chunk start
 // on; once its last one is cleared (the in-use chunks starting there came back) it is given back
 // (madvise) by the next purge, or at once with `return_at_once` (the aggressive policy). It reads
-// as nulls again, so lock-free readers see no difference. The count of starts per page lives in
+// as zeros again, so lock-free readers see no difference. The count of starts per page lives in
 // the node's bookkeeping header.
 //
 // One table per chunk level (a chunk's slot in its own level's table) was tried: pages then
 // follow the number of chunks of each level rather than the range they are spread over (1 000
-// loaders of 1 MiB: 4.5 MiB of pages instead of 8.2), but a small metaspace pays a page per level
-// in use in each space (the class space's guard alone split into 10 levels), which kept the
-// lab's smallest real traces above footprint/live 1.05.
+// loaders of 1 MiB: 4.5 MiB of pages instead of 8.2, with 8-byte slots), but a small metaspace
+// pays a page per level in use in each space (the class space's guard alone split into 10
+// levels), which kept the lab's smallest real traces above footprint/live 1.05.
 #pragma once
 
 #include <metaspace/metaspace.h>
@@ -57,18 +64,27 @@ class ChunkStartTable {
   ChunkStartTable(const ChunkStartTable&) = delete;
   ChunkStartTable& operator=(const ChunkStartTable&) = delete;
 
+  using Slot = uint32_t;
+  // Headers lie above the header base, 16-byte aligned, below it + 2^32 units.
+  static constexpr unsigned kHeaderShift = 4;
+  static constexpr size_t kHeaderRangeBytes = size_t{1} << (32 + kHeaderShift);
+
   // Slots for [base, base + range_bytes) at `unit_bytes` (the smallest chunk) per slot, chunks at
   // most `root_bytes`. `slots` (zero, read-write, page-aligned) and `page_states` (zero, one per
   // page of slots) come from the node's bookkeeping range `header`, whose counter counts the
   // pages in use.
   void init(const char* base, size_t range_bytes, size_t unit_bytes, size_t root_bytes,
-            Chunk** slots, uint16_t* page_states, NodeBookkeeping* header, bool return_at_once);
+            Slot* slots, uint16_t* page_states, NodeBookkeeping* header, bool return_at_once);
+  // Where the chunk headers come from (the base of the chunk layer's slab range): headers are
+  // named by their offset from it. Set once, before the first start.
+  void set_header_base(const char* header_base);
+  const char* header_base() const { return header_base_; }
 
   // Caller holds the chunk layer's lock (writers are serialized).
   void set(const char* chunk_base, Chunk* c);
   void clear(const char* chunk_base) { set(chunk_base, nullptr); }
   Chunk* at(const char* chunk_base) const {
-    return __atomic_load_n(&slots_[index(chunk_base)], __ATOMIC_ACQUIRE);
+    return decode(__atomic_load_n(&slots_[index(chunk_base)], __ATOMIC_ACQUIRE));
   }
 
   // The header of the in-use chunk starting nearest below p among p's aligned candidates (p
@@ -78,9 +94,9 @@ class ChunkStartTable {
   Chunk* find(const void* p) const {
     uintptr_t offset = reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(base_);
     for (unsigned shift = unit_shift_; shift <= root_shift_; shift++) {
-      Chunk* c = __atomic_load_n(&slots_[(offset >> shift << shift) >> unit_shift_],
-                                 __ATOMIC_ACQUIRE);
-      if (c != nullptr) return c;
+      Slot s = __atomic_load_n(&slots_[(offset >> shift << shift) >> unit_shift_],
+                               __ATOMIC_ACQUIRE);
+      if (s != 0) return decode(s);
     }
     return nullptr;
   }
@@ -105,9 +121,16 @@ class ChunkStartTable {
   size_t index(const char* p) const {
     return static_cast<size_t>(p - base_) >> unit_shift_;
   }
+  Slot encode(const Chunk* c) const;
+  Chunk* decode(Slot s) const {
+    return s == 0 ? nullptr
+                  : reinterpret_cast<Chunk*>(const_cast<char*>(header_base_) +
+                                             (size_t{s} << kHeaderShift));
+  }
 
   const char* base_ = nullptr;
-  Chunk** slots_ = nullptr;
+  const char* header_base_ = nullptr;
+  Slot* slots_ = nullptr;
   uint16_t* page_states_ = nullptr;
   std::atomic<size_t>* committed_ = nullptr;
   NodeBookkeeping* header_ = nullptr;

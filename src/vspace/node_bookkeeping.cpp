@@ -17,9 +17,10 @@ ms_error_t NodeBookkeeping::init(const Layout& layout, std::atomic<size_t>* comm
   size_t mask_bytes = CommitMask::words_for(layout.range_bytes / layout.granule_bytes) *
                       sizeof(uint64_t);
   size_t flag_bytes = align_up(layout.range_bytes / layout.root_bytes, sizeof(uint64_t));
-  size_t slot_bytes = align_up(layout.range_bytes / layout.unit_bytes * sizeof(Chunk*), page);
+  size_t slot_bytes = align_up(layout.range_bytes / layout.unit_bytes * sizeof(uint32_t), page);
   size_t state_bytes = slot_bytes / page * sizeof(uint16_t);
-  size_t header_bytes = align_up(mask_bytes + flag_bytes + state_bytes, page);
+  size_t header_bytes =
+      align_up(flag_bytes + align_up(state_bytes, sizeof(uint64_t)) + mask_bytes, page);
   if (os::fault_now(os::FaultPoint::kBookkeeping)) {
     return fail(MS_ERR_OUT_OF_MEMORY, "node bookkeeping of %zu bytes failed (injected)",
                 header_bytes + slot_bytes);
@@ -35,10 +36,15 @@ ms_error_t NodeBookkeeping::init(const Layout& layout, std::atomic<size_t>* comm
   page_shift_ = log2_of_power_of_2(page);
   header_bytes_ = header_bytes;
   slot_bytes_ = slot_bytes;
-  mask_words_ = reinterpret_cast<uint64_t*>(base);
-  area_flags_ = reinterpret_cast<uint8_t*>(base + mask_bytes);
-  page_states_ = reinterpret_cast<uint16_t*>(base + mask_bytes + flag_bytes);
-  slots_ = reinterpret_cast<Chunk**>(base + header_bytes);
+  // The small parts first, the mask after them: a node uses its range from the bottom, so the
+  // flags, the page states and the mask words of the first granules share the first page. A
+  // 1 GiB class space (256 flags, 2 KiB of page states, 32 KiB of mask) then writes one header
+  // page until it has 56 MiB in use; with the mask first it wrote two (the mask's first page and
+  // the one holding flags and states): 4 KiB of every metaspace's overhead.
+  area_flags_ = reinterpret_cast<uint8_t*>(base);
+  page_states_ = reinterpret_cast<uint16_t*>(base + flag_bytes);
+  mask_words_ = reinterpret_cast<uint64_t*>(base + flag_bytes + align_up(state_bytes, sizeof(uint64_t)));
+  slots_ = reinterpret_cast<uint32_t*>(base + header_bytes);
   committed_ = committed;
   if (header_bytes / page > kTrackedPages) {
     // Too large to track page by page (a node of over 128 GiB at 4 KiB granules): written whole

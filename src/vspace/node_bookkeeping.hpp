@@ -1,20 +1,22 @@
 // Layer 3: a node's own bookkeeping, in one range the library maps itself (os layer) and counts.
 //
 // A node needs, besides its reserved range: the commit mask (a bit per granule), a flag per root
-// chunk area (made read-write), and the chunk start table (a slot per smallest chunk, for O(1)
-// address → chunk) with a use count per table page. All of it lies in one reservation per node,
-// made read-write at once (one kernel mapping, as the chunk start table's own mmap was before):
+// chunk area (made read-write), and the chunk start table (a 4-byte slot per smallest chunk, for
+// O(1) address → chunk) with a use count per table page. All of it lies in one reservation per
+// node, made read-write at once (one kernel mapping, as the chunk start table's own mmap was
+// before):
 //
-//   [ header: mask words | area flags | table page states ]  [ chunk start slots ............ ]
-//   base_                                                   slots_ (page-aligned)
+//   [ header: area flags | table page states | mask words ]  [ chunk start slots ........... ]
+//   base_                                                    slots_ (page-aligned)
 //
 // The header is counted a page at a time as it is first written (touch(), called by the node
 // before it writes mask words or an area flag and by the chunk start table before it writes a
-// page state): 1 page for a 64 MiB node at 4 KiB granules (2 KiB of mask, 16 flags, 128 page
-// states); of a 1 GiB class space's 10 pages (32 KiB of mask, 4 KiB of page states) only those
-// under the part in use, 3 for a small one (counting all of it, with the start table's pages,
-// kept two of the lab's smallest real traces above footprint/live 1.05). The slots are counted a
-// page at a time while the page holds a chunk start or waits for a purge (ChunkStartTable).
+// page state): 1 page for a 64 MiB node at 4 KiB granules (16 flags, 64 page states, 2 KiB of
+// mask); of a 1 GiB class space's 9 pages (256 flags, 2 KiB of page states, 32 KiB of mask) only
+// those under the part in use: 1 while under 56 MiB are used (counting all of it, with the start
+// table's pages, kept two of the lab's smallest real traces above footprint/live 1.05; with the
+// mask in front the flags and states had a page of their own, 4 KiB more). The slots are counted
+// a page at a time while the page holds a chunk start or waits for a purge (ChunkStartTable).
 // Everything goes back when the node dies: the counter drops by what it held and the range is
 // unmapped.
 //
@@ -52,8 +54,9 @@ class NodeBookkeeping {
   uint64_t* mask_words() const { return mask_words_; }
   uint8_t* area_flags() const { return area_flags_; }
   uint16_t* table_page_states() const { return page_states_; }
-  // Chunk start slots, one per unit of the range (all null at first), page-aligned.
-  Chunk** slots() const { return slots_; }
+  // Chunk start slots (ChunkStartTable::Slot), one per unit of the range (all 0 at first),
+  // page-aligned.
+  uint32_t* slots() const { return slots_; }
   size_t slot_bytes() const { return slot_bytes_; }
   // Header bytes counted (its pages written so far).
   size_t header_bytes() const { return counted_header_bytes_; }
@@ -81,7 +84,7 @@ class NodeBookkeeping {
   uint64_t* mask_words_ = nullptr;
   uint8_t* area_flags_ = nullptr;
   uint16_t* page_states_ = nullptr;
-  Chunk** slots_ = nullptr;
+  uint32_t* slots_ = nullptr;
   std::atomic<size_t>* committed_ = nullptr;
 };
 

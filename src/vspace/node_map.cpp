@@ -22,11 +22,6 @@ ms_error_t NodeMap::init() {
   }
   regions_[0] = {reinterpret_cast<Slot*>(range), kInitialSlots - 1};
   regions_[1] = {reinterpret_cast<Slot*>(range + region_bytes_), 0};
-  if (ms_error_t err = prepare(0, kInitialSlots * sizeof(Slot)); err != MS_OK) {
-    KeepLastError keep;
-    (void)os::release(range, 2 * region_bytes_);
-    return err;
-  }
   range_ = range;
   return MS_OK;
 }
@@ -127,6 +122,10 @@ ms_error_t NodeMap::add(const char* base, size_t bytes, VirtualSpaceNode* node) 
             bytes);
   // At most half full, so probes stay short and always end at an empty slot. Rebuilt before the
   // first key goes in: a rebuild that fails leaves the map as it was.
+  if (!has_table_) {
+    if (ms_error_t err = prepare(0, kInitialSlots * sizeof(Slot)); err != MS_OK) return err;
+    __atomic_store_n(&has_table_, true, __ATOMIC_RELEASE);  // readers need it only from now
+  }
   size_t areas = bytes >> shift_;
   if ((used_ + areas) * 2 > slots()) {
     if (ms_error_t err = rebuild(live_ + areas); err != MS_OK) return err;
@@ -140,6 +139,7 @@ ms_error_t NodeMap::add(const char* base, size_t bytes, VirtualSpaceNode* node) 
 }
 
 void NodeMap::remove(const char* base, size_t bytes) {
+  if (!has_table_) return;  // nothing was added
   const Region& t = current();
   for (size_t off = 0; off < bytes; off += size_t{1} << shift_) {
     uintptr_t key = key_of(base + off);
@@ -162,6 +162,11 @@ void NodeMap::remove(const char* base, size_t bytes) {
 
 bool NodeMap::verify() const {
   if (!ok()) return true;
+  if (!has_table_) {
+    MS_VERIFY(live_ == 0 && used_ == 0 && committed_bytes() == 0,
+              "node map without a table: %zu keys, %zu bytes counted", used_, committed_bytes());
+    return true;
+  }
   const Region& t = current();
   size_t keys = 0;
   size_t live = 0;

@@ -47,8 +47,10 @@ class NodeMap {
   NodeMap(const NodeMap&) = delete;
   NodeMap& operator=(const NodeMap&) = delete;
 
-  // Maps the range and the first table (separate from the constructor so that a class space
-  // placed at a requested base reserves it first). MS_OK or the os layer's error.
+  // Reserves the range (separate from the constructor so that a class space placed at a
+  // requested base reserves it first). MS_OK or the os layer's error. The first table is made
+  // by the first add(): a space that never needs the map (VirtualSpaceList finds its first node
+  // by its range) pays no page for it.
   ms_error_t init();
   bool ok() const { return range_ != nullptr; }
 
@@ -59,6 +61,7 @@ class NodeMap {
 
   // The node whose range holds p, or null. Lock-free.
   VirtualSpaceNode* find(const void* p) const {
+    if (!__atomic_load_n(&has_table_, __ATOMIC_ACQUIRE)) return nullptr;  // nothing added yet
     uintptr_t key = key_of(p);
     for (;;) {
       uint64_t generation = __atomic_load_n(&generation_, __ATOMIC_ACQUIRE);
@@ -80,6 +83,8 @@ class NodeMap {
   }
 
   size_t entries() const { return live_; }
+  // Writers' side: a table was made (something was added once).
+  bool has_table() const { return has_table_; }
   // Table pages held (the current table, and the old one if its return was refused).
   // Writers' side (caller holds the writers' lock).
   size_t committed_bytes() const { return dirty_bytes_[0] + dirty_bytes_[1]; }
@@ -122,6 +127,7 @@ class NodeMap {
   size_t dirty_bytes_[2] = {};  // prefix of each region that may hold memory (counted)
   Region regions_[2] = {};
   uint64_t generation_ = 0;     // the current table is regions_[generation_ & 1]
+  bool has_table_ = false;      // the first table is made (by the first add)
   size_t used_ = 0;  // keys in the current table, tombstones included
   size_t live_ = 0;
 };

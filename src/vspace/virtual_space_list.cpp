@@ -33,9 +33,23 @@ ms_error_t VirtualSpaceList::add_node(std::unique_ptr<VirtualSpaceNode> node) {
     fixed_base_ = reinterpret_cast<uintptr_t>(node->base());
     fixed_bytes_ = node->reserved_bytes();
     fixed_ = node.get();
-  } else if (ms_error_t err = node_map_.add(node->base(), node->reserved_bytes(), node.get());
-             err != MS_OK) {
-    return err;
+  } else if (nodes_.empty() && !node_map_.has_table()) {
+    sole_.store(node.get(), std::memory_order_release);
+  } else {
+    // The sole node goes into the map first; readers switch to the map once both are in it.
+    VirtualSpaceNode* sole = sole_.load(std::memory_order_relaxed);
+    if (sole != nullptr) {
+      if (ms_error_t err = node_map_.add(sole->base(), sole->reserved_bytes(), sole);
+          err != MS_OK) {
+        return err;
+      }
+    }
+    if (ms_error_t err = node_map_.add(node->base(), node->reserved_bytes(), node.get());
+        err != MS_OK) {
+      if (sole != nullptr) node_map_.remove(sole->base(), sole->reserved_bytes());
+      return err;
+    }
+    sole_.store(nullptr, std::memory_order_release);
   }
   reserved_.fetch_add(node->reserved_bytes(), std::memory_order_relaxed);
   nodes_.push_back(std::move(node));
@@ -57,9 +71,15 @@ char* VirtualSpaceList::allocate_root_chunk(VirtualSpaceNode** node) {
   }
   auto fresh = VirtualSpaceNode::create(geometry_, 0, limiter_, &committed_, &bookkeeping_);
   if (!fresh) return nullptr;
+  fresh->chunk_starts().set_header_base(chunk_header_base_);
   if (add_node(std::move(fresh)) != MS_OK) return nullptr;
   *node = nodes_.back().get();
   return (*node)->allocate_root_chunk();
+}
+
+void VirtualSpaceList::set_chunk_header_base(const char* header_base) {
+  chunk_header_base_ = header_base;
+  for (const auto& n : nodes_) n->chunk_starts().set_header_base(header_base);
 }
 
 ms_error_t VirtualSpaceList::remove_node(VirtualSpaceNode* node) {
@@ -74,6 +94,8 @@ ms_error_t VirtualSpaceList::remove_node(VirtualSpaceNode* node) {
   if (node == fixed_) {
     fixed_ = nullptr;
     fixed_base_ = fixed_bytes_ = 0;
+  } else if (node == sole_.load(std::memory_order_relaxed)) {
+    sole_.store(nullptr, std::memory_order_release);
   } else {
     node_map_.remove(node->base(), node->reserved_bytes());
   }
@@ -114,7 +136,11 @@ bool VirtualSpaceList::verify() const {
     reserved += n->reserved_bytes();
     committed += n->committed_bytes();
   }
-  MS_VERIFY(!expandable_ || node_map_.entries() * geometry_.root_chunk_bytes == reserved,
+  const VirtualSpaceNode* sole = sole_.load(std::memory_order_relaxed);
+  MS_VERIFY(sole == nullptr || (nodes_.size() == 1 && nodes_[0].get() == sole),
+            "sole node %p with %zu nodes listed", (const void*)sole, nodes_.size());
+  MS_VERIFY(!expandable_ || (node_map_.entries() * geometry_.root_chunk_bytes +
+                             (sole != nullptr ? sole->reserved_bytes() : 0)) == reserved,
             "node map has %zu areas for %zu reserved bytes", node_map_.entries(), reserved);
   MS_VERIFY(expandable_ || (nodes_.size() == 1 && nodes_[0].get() == fixed_),
             "a fixed list of %zu nodes", nodes_.size());

@@ -12,6 +12,7 @@
 #include "common/units.hpp"
 #include "os/os_memory.hpp"
 #include "vspace/node_map.hpp"
+#include "vspace/virtual_space_list.hpp"
 
 namespace metaspace {
 namespace {
@@ -75,6 +76,45 @@ TEST(NodeMapConcurrency, LiveNodesAreAlwaysFoundWhileOthersChurn) {
   }
   EXPECT_EQ(committed.load(), os::page_size()) << "one small table left";
   os::release(range, kAreas * kArea);
+}
+
+// A list's first node is found by its range until the second comes; then both go into the map
+// and readers switch to it. A reader looking up the first node while that happens must find it
+// every time (it holds memory there: in the library, its own chunk).
+TEST(NodeMapConcurrency, FirstNodeFoundWhileTheSecondArrives) {
+  constexpr NodeGeometry kGeometry{.reserve_bytes = 256 * KiB, .root_chunk_bytes = 64 * KiB,
+                                   .granule_bytes = 4 * KiB, .protect_uncommitted = false};
+  size_t misses = 0;
+  size_t lookups = 0;
+  for (int round = 0; round < 100; round++) {
+    CommitLimiter limiter(0);
+    VirtualSpaceList list(kGeometry, limiter, {.expandable = true});
+    ASSERT_TRUE(list.ok());
+    VirtualSpaceNode* first = nullptr;
+    ASSERT_NE(list.allocate_root_chunk(&first), nullptr);
+    std::atomic<bool> stop{false};
+    std::atomic<size_t> round_misses{0};
+    std::atomic<size_t> round_lookups{0};
+    std::thread reader([&] {
+      size_t i = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        const char* p = first->base() + (i++ * 4 * KiB) % kGeometry.reserve_bytes;
+        if (list.node_containing(p) != first) round_misses++;
+        round_lookups++;
+      }
+    });
+    while (round_lookups.load() == 0) std::this_thread::yield();  // the reader runs
+    VirtualSpaceNode* node = first;
+    for (int n = 0; n < 3 * 4 + 1; n++) ASSERT_NE(list.allocate_root_chunk(&node), nullptr);
+    while (round_lookups.load() < 1000) std::this_thread::yield();
+    stop = true;
+    reader.join();
+    misses += round_misses.load();
+    lookups += round_lookups.load();
+    EXPECT_EQ(list.nodes().size(), 4u);
+    EXPECT_TRUE(list.verify());
+  }
+  EXPECT_EQ(misses, 0u) << "of " << lookups << " lookups";
 }
 
 }  // namespace

@@ -27,10 +27,10 @@ TEST(NodeBookkeeping, CountedPerNodeAndReturnedWithIt) {
   VirtualSpaceList list(kGeometry, limiter, {.expandable = true});
   ASSERT_TRUE(list.ok());
   size_t map_only = list.bookkeeping_bytes();
-  EXPECT_EQ(map_only, os::page_size()) << "the node map's first table, one page";
+  EXPECT_EQ(map_only, 0u) << "no node map table while one node is found by its range";
   VirtualSpaceNode* node = nullptr;
   ASSERT_NE(list.allocate_root_chunk(&node), nullptr) << ms_last_error_text();
-  // The header (2 KiB of mask, 16 area flags, 128 page states: one page) is counted once written.
+  // The header (2 KiB of mask, 16 area flags, 64 page states: one page) is counted once written.
   EXPECT_EQ(node->bookkeeping_bytes(), 0u) << "nothing written yet";
   ASSERT_EQ(node->ensure_committed(node->base(), 4 * KiB), MS_OK);
   EXPECT_EQ(list.bookkeeping_bytes(), map_only + os::page_size());
@@ -42,7 +42,45 @@ TEST(NodeBookkeeping, CountedPerNodeAndReturnedWithIt) {
   EXPECT_TRUE(list.verify()) << ms_last_error_text();
 }
 
-// A page of chunk starts covers 512 KiB of node (4 KiB pages, 1 KiB per slot): counted from its
+// The first node of an expandable list is found by its range, with no map table; the second puts
+// both in the map (a page, counted), and from then on the map is used, also once one is left.
+TEST(NodeBookkeeping, MapTableOnlyFromTheSecondNode) {
+  CommitLimiter limiter(0);
+  VirtualSpaceList list(kGeometry, limiter, {.expandable = true});
+  ASSERT_TRUE(list.ok());
+  const size_t page = os::page_size();
+  auto found_at_edges = [&](const VirtualSpaceNode* n) {
+    return list.node_containing(n->base()) == n && list.node_containing(n->end() - 1) == n;
+  };
+  VirtualSpaceNode* first = nullptr;
+  ASSERT_NE(list.allocate_root_chunk(&first), nullptr) << ms_last_error_text();
+  EXPECT_TRUE(found_at_edges(first));
+  EXPECT_EQ(list.node_containing(first->base() - 1), nullptr);
+  EXPECT_EQ(list.node_containing(first->end()), nullptr);
+  EXPECT_EQ(list.bookkeeping_bytes(), 0u);
+  EXPECT_TRUE(list.verify()) << ms_last_error_text();
+  // Fill the first node's root areas: the next one comes from a second node.
+  VirtualSpaceNode* second = first;
+  while (second == first) ASSERT_NE(list.allocate_root_chunk(&second), nullptr);
+  EXPECT_TRUE(found_at_edges(first));
+  EXPECT_TRUE(found_at_edges(second));
+  EXPECT_EQ(list.bookkeeping_bytes(), page) << "the map's first table";
+  EXPECT_TRUE(list.verify()) << ms_last_error_text();
+  ASSERT_EQ(list.remove_node(second), MS_OK);
+  EXPECT_TRUE(found_at_edges(first)) << "through the map";
+  EXPECT_TRUE(list.verify()) << ms_last_error_text();
+  const char* first_base = first->base();
+  ASSERT_EQ(list.remove_node(first), MS_OK);
+  EXPECT_EQ(list.node_containing(first_base), nullptr);
+  EXPECT_TRUE(list.verify()) << ms_last_error_text();
+  VirtualSpaceNode* third = nullptr;
+  ASSERT_NE(list.allocate_root_chunk(&third), nullptr) << ms_last_error_text();
+  EXPECT_TRUE(found_at_edges(third));
+  EXPECT_EQ(list.bookkeeping_bytes(), page) << "the map's table stays in use";
+  EXPECT_TRUE(list.verify()) << ms_last_error_text();
+}
+
+// A page of chunk starts covers 1 MiB of node (4 KiB pages, 1 KiB per 4-byte slot): counted from its
 // first in-use chunk's start on, given back once the in-use chunks starting there came back: by
 // the next purge, or at once under the aggressive policy. Free chunks record no start, so the
 // free halves a split leaves cost no page, and a lookup in one finds nothing.

@@ -1,0 +1,107 @@
+// Layer 3: the chunk start table's 4-byte slots name a chunk header by its offset from the
+// header base (the chunk layer's slab range) in 16-byte units. A slot that lost the high bits of
+// the offset, or a page index off by one at the node's last unit, would name the wrong header or
+// none, exactly at the edges: the first and last unit of a node, headers at the lowest and the
+// highest offset a slot can name.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "chunks/chunk.hpp"
+#include "common/units.hpp"
+#include "os/os_memory.hpp"
+#include "slab/slab_allocator.hpp"
+#include "vspace/chunk_start_table.hpp"
+#include "vspace/node_bookkeeping.hpp"
+
+namespace metaspace {
+namespace {
+
+constexpr size_t kRange = 64 * MiB;
+constexpr size_t kUnit = 1 * KiB;
+constexpr size_t kRoot = 4 * MiB;
+
+struct Table {
+  std::atomic<size_t> committed{0};
+  NodeBookkeeping bookkeeping;
+  ChunkStartTable starts;
+  // The node's range is only computed with, never touched: any root-aligned address will do.
+  const char* node = reinterpret_cast<const char*>(uintptr_t{1} << 40);
+
+  explicit Table(const char* header_base) {
+    EXPECT_EQ(bookkeeping.init({.range_bytes = kRange, .granule_bytes = 4 * KiB,
+                                .root_bytes = kRoot, .unit_bytes = kUnit},
+                               &committed),
+              MS_OK);
+    starts.init(node, kRange, kUnit, kRoot, bookkeeping.slots(),
+                bookkeeping.table_page_states(), &bookkeeping, false);
+    starts.set_header_base(header_base);
+  }
+};
+
+// First and last unit of the node, first and last root area: each header found from its chunk's
+// first and last byte, nothing found from the free room between.
+void expect_edges(Table& t, Chunk* first, Chunk* last) {
+  const size_t page = os::page_size();
+  const char* last_unit = t.node + kRange - kUnit;
+  t.starts.set(t.node, first);
+  t.starts.set(last_unit, last);
+  EXPECT_EQ(t.starts.at(t.node), first);
+  EXPECT_EQ(t.starts.at(last_unit), last);
+  EXPECT_EQ(t.starts.find(t.node), first);
+  EXPECT_EQ(t.starts.find(t.node + kUnit - 1), first);
+  EXPECT_EQ(t.starts.find(last_unit), last);
+  EXPECT_EQ(t.starts.find(t.node + kRange - 1), last);
+  // Below the last unit, in its root area: no start at any aligned candidate but the area's...
+  EXPECT_EQ(t.starts.find(last_unit - 1), nullptr);
+  // ... and in the first area above the first unit the nearest start below is the first chunk
+  // (the chunk layer refuses it by its end).
+  EXPECT_EQ(t.starts.find(t.node + kRoot - 1), first);
+  // Two pages of slots: the first and the last of the node's (1 024 four-byte slots, 1 MiB of
+  // node each at 4 KiB pages).
+  EXPECT_EQ(t.starts.slot_pages(), kRange / kUnit * sizeof(ChunkStartTable::Slot) / page);
+  EXPECT_EQ(t.starts.committed_bytes(), 2 * page);
+  EXPECT_TRUE(t.starts.verify());
+  t.starts.clear(t.node);
+  t.starts.clear(last_unit);
+  EXPECT_EQ(t.starts.find(t.node + kRange - 1), nullptr);
+  EXPECT_EQ(t.starts.purge(), 2 * page);
+  EXPECT_EQ(t.starts.committed_bytes(), 0u);
+  EXPECT_TRUE(t.starts.verify());
+}
+
+TEST(ChunkStartTable, HeadersFromTheSlabsAtTheNodesFirstAndLastUnit) {
+  SlabAllocator slabs({.reserve_bytes = 256 * MiB, .return_at_once = false});
+  ASSERT_TRUE(slabs.ok());
+  Chunk* a = slabs.create<Chunk>();
+  Chunk* b = slabs.create<Chunk>();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  Table t(slabs.range_base());
+  expect_edges(t, a, b);
+  slabs.destroy(a);
+  slabs.destroy(b);
+}
+
+TEST(ChunkStartTable, LowestAndHighestHeaderOffsetsASlotNames) {
+  // Two headers: with the base 16 bytes below the first, the first is slot value 1; with the
+  // base just far enough below the second, the second is slot value 2^32 − 1.
+  struct alignas(16) Header {
+    Chunk chunk;
+  } headers[2];
+  char* low = reinterpret_cast<char*>(&headers[0].chunk);
+  char* high = reinterpret_cast<char*>(&headers[1].chunk);
+  ASSERT_EQ(high - low, static_cast<ptrdiff_t>(sizeof(Header)));
+  {
+    Table t(low - 16);
+    expect_edges(t, &headers[0].chunk, &headers[1].chunk);
+  }
+  {
+    Table t(high - (ChunkStartTable::kHeaderRangeBytes - 16));
+    expect_edges(t, &headers[1].chunk, &headers[0].chunk);
+  }
+}
+
+}  // namespace
+}  // namespace metaspace

@@ -402,10 +402,15 @@ def side_by_side_table(rounds):
     return "\n".join(lines)
 
 
-def counter_cost(table):
+def counter_cost(table, rounds=None):
+    """Library against the bench-local copy with the counter: best of the side-by-side rounds
+    when they ran (both rows in each round, seconds apart), else the medians above."""
     lines = []
     for op in ("alloc/8", "alloc/16", "alloc/64", "alloc/mix"):
-        without, with_c = figure(table, "metaspace", op), figure(table, "metaspace_counted", op)
+        if rounds and side_best(rounds, "metaspace_counted", op) is not None:
+            without, with_c = side_best(rounds, "metaspace", op), side_best(rounds, "metaspace_counted", op)
+        else:
+            without, with_c = figure(table, "metaspace", op), figure(table, "metaspace_counted", op)
         if with_c is None or without is None:
             continue
         lines.append(f"| `{op}` | {without:.2f} | {with_c:.2f} | {with_c - without:+.2f} |")
@@ -632,14 +637,15 @@ def main():
                "met the same neighbours; best of the rounds, and the spread of the per-round ratio:" if loads else
                f"`bench_metaspace` and `bench_mimalloc` alternately, {len(rounds)} rounds:",
                "", side_by_side_table(rounds), ""]
-    cc = counter_cost(table)
+    cc = counter_cost(table, rounds)
     if cc:
         md += ["### Cost of the statistics counter on the fast path", "",
                "The inline fast path no longer counts blocks (per-loader allocation counts are kept only "
                "with `count_allocations=1` or checked mode, which close the inline path). "
                "`metaspace_counted` is a copy of `ms_allocate` in the benchmark with the per-block "
                "counter store it used to have and nothing else changed (handle check and `fit_max` "
-               "check kept), run in the same process:",
+               "check kept), run in the same process" + (", best of the side-by-side rounds above:" if rounds
+                                                        else ":"),
                "", cc, ""]
     hs = heap_states(table)
     if hs:

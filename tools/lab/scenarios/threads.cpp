@@ -11,7 +11,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include "machine_load.hpp"
 #include "output/units.hpp"
 #include "simulated_loader.hpp"
 
@@ -263,10 +262,11 @@ void ThreadsScenario::run_own(ScenarioContext& ctx) const {
 }
 
 std::string ThreadsScenario::summary(const RunResult& result) const {
-  const MachineLoad load = machine_load();
-  std::string out = fmt::format("{} classes; best of {} runs per thread count; {}; thread counts above {} "
-                                "oversubscribe the cores: those rows show contention, not parallel speed-up\n",
-                                classes, repeat, load.describe(), load.cores);
+  const MachineLoad after = machine_load();
+  std::string out = fmt::format("{} classes; best of {} runs per thread count; {} before the run ({:.2f} after "
+                                "it, its own threads included); thread counts above {} oversubscribe the "
+                                "cores: those rows show contention, not parallel speed-up\n",
+                                classes, repeat, load_before.describe(), after.load, load_before.cores);
   out += fmt::format("{:<14} {:<7} {:>8} {:>10} {:>14} {:>16} {:>10}\n", "backend", "mode", "threads", "time s",
                      "classes/s", "allocations/s", "speed-up");
   for (const auto& run : result.backends) {
@@ -288,7 +288,7 @@ std::string ThreadsScenario::summary(const RunResult& result) const {
 
 std::vector<std::string> ThreadsScenario::verdict(const RunResult& result) const {
   std::vector<std::string> lines;
-  const MachineLoad load = machine_load();
+  const MachineLoad& load = load_before;
   for (const auto& run : result.backends) {
     for (bool shared : {false, true}) {
       const Sample* one = loaded_sample(run, 1, shared);
@@ -307,7 +307,9 @@ std::vector<std::string> ThreadsScenario::verdict(const RunResult& result) const
                                   shared ? "one shared loader" : "own loaders", speedup, repeat, goal));
     }
   }
-  lines.push_back(fmt::format("timings taken at {}", load.describe()));
+  lines.push_back(fmt::format("timings taken at {} before the run (the other processes' load; {:.2f} after it, "
+                              "the run's own threads included)",
+                              load.describe(), machine_load().load));
   return lines;
 }
 

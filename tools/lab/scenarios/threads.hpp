@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "machine_load.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace lab {
@@ -38,6 +39,11 @@ class ThreadsScenario : public Scenario {
   // Each thread count is measured this many times with a fresh allocator; the verdict takes the
   // best (the least disturbed by the rest of a shared machine).
   std::size_t repeat = 3;
+  // The machine's load before this scenario's own threads ran: the scenario is made when the lab
+  // starts. Judged against the load after the run, its own 4..32-thread rows (which oversubscribe
+  // the cores on purpose) raised the 1-minute average enough to call every verdict inconclusive:
+  // 4.46 at the end of a run that started at 1.04 on 2 cores.
+  MachineLoad load_before = machine_load();
 
  private:
   void run_own(ScenarioContext& ctx) const;

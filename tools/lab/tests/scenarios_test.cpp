@@ -175,6 +175,31 @@ TEST_F(Scenarios, ThreadsMeasuresEachThreadCountAndFreesEverything) {
   }
 }
 
+// The timing verdict judges the load the machine had before the scenario's own threads ran: its
+// 4..32-thread rows raise the 1-minute average by themselves, and judged at the end every run on
+// 2 cores came out "inconclusive".
+TEST_F(Scenarios, ThreadsVerdictJudgesTheLoadBeforeItsOwnThreads) {
+  ThreadsScenario s;
+  s.classes = 200;
+  s.classes_per_loader = 50;
+  s.thread_counts = {1, 2};
+  s.repeat = 1;
+  s.mode = "own";
+  RunResult result;
+  result.backends.push_back(run(s, "elastic"));
+  s.load_before = MachineLoad{.load = 0.5, .cores = 2};
+  std::vector<std::string> quiet = s.verdict(result);
+  ASSERT_EQ(quiet.size(), 2u);
+  EXPECT_TRUE(quiet[0].find("(goal >= 1.8: met)") != std::string::npos ||
+              quiet[0].find("(goal >= 1.8: MISSED)") != std::string::npos)
+      << quiet[0];
+  EXPECT_NE(quiet[1].find("load average 0.50 on 2 cores before the run"), std::string::npos) << quiet[1];
+  s.load_before = MachineLoad{.load = 7.6, .cores = 2};
+  std::vector<std::string> busy = s.verdict(result);
+  EXPECT_NE(busy[0].find("inconclusive, load average 7.60 on 2 cores"), std::string::npos) << busy[0];
+  EXPECT_NE(s.summary(result).find("load average 7.60 on 2 cores before the run"), std::string::npos);
+}
+
 // The seeds' app-loader case: every thread loads into one loader (MS_LOADER_SHARED for
 // libmetaspace, one lock around a malloc loader), the same classes as in the own mode.
 TEST_F(Scenarios, ThreadsSharedModeLoadsTheSameClassesIntoOneLoader) {

@@ -160,13 +160,21 @@ TEST_F(Scenarios, OneLoaderRecordsEveryAlignmentAndNarrowBits) {
   EXPECT_FALSE(m.samples[0].extra.contains("narrow_class_bits"));
 }
 
-TEST_F(Scenarios, ThreadsMeasuresEachThreadCountAndFreesEverything) {
+// A small `threads` run: 1 and 2 threads, loaders of 50 classes. Two threads at most: more would
+// give glibc more per-thread arenas, which stay with the test process and disturb the malloc
+// figures of the lab tests that follow.
+ThreadsScenario small_threads(std::size_t classes, std::size_t repeat, const char* mode) {
   ThreadsScenario s;
-  s.classes = 400;
+  s.classes = classes;
   s.classes_per_loader = 50;
   s.thread_counts = {1, 2};
-  s.repeat = 2;
-  s.mode = "own";
+  s.repeat = repeat;
+  s.mode = mode;
+  return s;
+}
+
+TEST_F(Scenarios, ThreadsMeasuresEachThreadCountAndFreesEverything) {
+  ThreadsScenario s = small_threads(400, 2, "own");
   for (const char* backend : {"elastic", "malloc"}) {
     BackendRun r = run(s, backend);
     ASSERT_EQ(r.samples.size(), 6u) << backend << ": two load samples per thread count (repeat 2), one unload";
@@ -179,12 +187,7 @@ TEST_F(Scenarios, ThreadsMeasuresEachThreadCountAndFreesEverything) {
 // 4..32-thread rows raise the 1-minute average by themselves, and judged at the end every run on
 // 2 cores came out "inconclusive".
 TEST_F(Scenarios, ThreadsVerdictJudgesTheLoadBeforeItsOwnThreads) {
-  ThreadsScenario s;
-  s.classes = 200;
-  s.classes_per_loader = 50;
-  s.thread_counts = {1, 2};
-  s.repeat = 1;
-  s.mode = "own";
+  ThreadsScenario s = small_threads(200, 1, "own");
   RunResult result;
   result.backends.push_back(run(s, "elastic"));
   s.load_before = MachineLoad{.load = 0.5, .cores = 2};
@@ -203,14 +206,7 @@ TEST_F(Scenarios, ThreadsVerdictJudgesTheLoadBeforeItsOwnThreads) {
 // The seeds' app-loader case: every thread loads into one loader (MS_LOADER_SHARED for
 // libmetaspace, one lock around a malloc loader), the same classes as in the own mode.
 TEST_F(Scenarios, ThreadsSharedModeLoadsTheSameClassesIntoOneLoader) {
-  ThreadsScenario s;
-  s.classes = 400;
-  s.classes_per_loader = 50;
-  // Two threads at most: more would give glibc more per-thread arenas, which stay with the test
-  // process and disturb the malloc figures of the lab tests that follow.
-  s.thread_counts = {1, 2};
-  s.repeat = 1;
-  s.mode = "both";
+  ThreadsScenario s = small_threads(400, 1, "both");
   for (const char* backend : {"elastic", "malloc"}) {
     BackendRun r = run(s, backend);
     ASSERT_EQ(r.samples.size(), 8u) << backend << ": per mode one load sample per thread count, one unload";

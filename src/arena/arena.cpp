@@ -71,21 +71,20 @@ bool Arena::ensure_free_blocks() {
   return true;
 }
 
+bool Arena::owner_bins_serve(size_t n) const {
+  return free_blocks_ != nullptr && free_blocks_->published() && n - 1 < 1024;
+}
+
 bool Arena::owner_deallocate(void* p, size_t bytes) {
   size_t n = align_up(bytes, kWordBytes);
-  if (free_blocks_ == nullptr || !free_blocks_->published() || n - 1 >= 1024 ||
-      !is_aligned(p, kWordBytes)) {
-    return false;
-  }
+  if (!owner_bins_serve(n) || !is_aligned(p, kWordBytes)) return false;
   uintptr_t top = reinterpret_cast<uintptr_t>(__atomic_load_n(&window()->top, __ATOMIC_RELAXED));
   return ms__bins_push(&free_blocks_->shared_bins(), top, p, n, fit_max_slot()) != 0;
 }
 
 void* Arena::owner_reuse(size_t bytes) {
   size_t n = align_up(bytes, kWordBytes);
-  if (free_blocks_ == nullptr || !free_blocks_->published() || n - 1 >= 1024 || n > fit_max()) {
-    return nullptr;
-  }
+  if (!owner_bins_serve(n) || n > fit_max()) return nullptr;
   return ms__bins_pop(&free_blocks_->shared_bins(), n);
 }
 

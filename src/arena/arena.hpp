@@ -181,6 +181,8 @@ class Arena {
   void fold(const Contribution& now);
   void fold_if_due();
   static bool same_foreign(const Contribution& a, const Contribution& b);
+  // The owner paths' precondition: the bins are published and hold blocks of n bytes (8..1024).
+  bool owner_bins_serve(size_t n) const;
   static constexpr size_t kFoldSlackBytes = 64 * 1024;
   // The counters of the space foreign blocks lie in: the donor's (class) space.
   SpaceUsage& foreign_usage() const;

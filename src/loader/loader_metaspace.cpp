@@ -34,9 +34,7 @@ bool LoaderMetaspace::ensure_arenas() {
   arenas_ = env_->nonclass.bookkeeping().create<LoaderArenas>(env_->nonclass.chunks(), *this,
                                                                arenas_options());
   if (arenas_ == nullptr) return false;  // MS_ERR_OUT_OF_MEMORY is recorded
-  // Checked mode fences pooled blocks from the first one, and counting counts them: their
-  // figures must be there.
-  if ((env_->checked || env_->count_allocations) &&
+  if (keeps_pooled_figures() &&
       arenas_->ensure_pooled(env_->nonclass.bookkeeping()) == nullptr) {
     destroy_arenas();
     return false;
@@ -77,7 +75,7 @@ bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
   // keeps their pooled blocks' fences from the start, and while allocations are counted the
   // part that counts their pooled blocks (a 320-byte slab slot and the pooled figures more per
   // micro loader: the counting mode's price, with the closed fast path).
-  if ((kind != MS_LOADER_MICRO || env_->checked || env_->count_allocations) && !ensure_arenas()) {
+  if ((kind != MS_LOADER_MICRO || keeps_pooled_figures()) && !ensure_arenas()) {
     return false;
   }
   if (shared() && !env_->checked && kind != MS_LOADER_MICRO && arenas_ != nullptr) {
@@ -142,8 +140,7 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
   // Shared loaders: small requests go to the calling thread's window (no lock), and take the
   // lock only for a new window (shared_windows.hpp). The C API (ms_allocate_slow, the only
   // caller) has tried the window before it gets here, so this call needs a new one.
-  SharedWindows* windows =
-      shared() && kind() != MS_LOADER_MICRO && arenas_ != nullptr ? arenas_->windows : nullptr;
+  SharedWindows* windows = this->windows();
   size_t n = align_up(bytes, kWordBytes);
   bool windowed = windows != nullptr && n <= SharedWindows::kMaxWindowRequest;
   auto attempt = [&]() -> void* {

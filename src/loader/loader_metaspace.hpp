@@ -97,14 +97,12 @@ class LoaderMetaspace : public ms__loader_head {
   // `space`, or null (then allocate()). The whole path of most of a shared loader's blocks: the
   // C API tries it before anything else.
   void* allocate_in_window(ms_space_t space, size_t bytes) const {
-    // Only loaders that are not micro have windows; their arenas_ is set at open and stays until
-    // close, so it can be read here without the lock (a micro loader's may appear at graduation).
-    if ((kind_ & kSharedBit) == 0 || kind() == MS_LOADER_MICRO ||
-        static_cast<unsigned>(space) > 1u || bytes - 1 >= SharedWindows::kMaxWindowRequest ||
-        arenas_ == nullptr || arenas_->windows == nullptr) {
+    SharedWindows* w = windows();
+    if (w == nullptr || static_cast<unsigned>(space) > 1u ||
+        bytes - 1 >= SharedWindows::kMaxWindowRequest) {
       return nullptr;
     }
-    return arenas_->windows->try_bump(space, align_up(bytes, kWordBytes));
+    return w->try_bump(space, align_up(bytes, kWordBytes));
   }
   ms_error_t deallocate(void* p, size_t bytes);
 
@@ -156,6 +154,16 @@ class LoaderMetaspace : public ms__loader_head {
   SpaceUsage& usage(ms_space_t space) const;
 
   void add_arena_stats(LoaderStats& s) const;
+  // A shared loader's windows, or null. Only loaders that are not micro have windows; their
+  // arenas_ is set at open and stays until close, so it can be read without the lock (a micro
+  // loader's may appear at graduation).
+  SharedWindows* windows() const {
+    return shared() && kind() != MS_LOADER_MICRO && arenas_ != nullptr ? arenas_->windows
+                                                                      : nullptr;
+  }
+  // Whether the arenas keep the pooled blocks' figures from the loader's first block: checked
+  // mode fences pooled blocks from the first one, and counting counts them.
+  bool keeps_pooled_figures() const { return env_->checked || env_->count_allocations; }
   // The owner of a loader that is not shared may free and reuse class arena blocks without the
   // lock (Arena::owner_deallocate / owner_reuse decide which); only it calls the loader, one
   // call at a time, so arenas_ cannot change under it.

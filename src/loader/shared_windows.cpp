@@ -46,9 +46,7 @@ void SharedWindows::install_locked(SharedWindow* w, char* block, size_t bytes, c
                                    size_t n) {
   w->end = block + bytes;
   w->top.store(result + n, std::memory_order_release);
-  if (counting_.load(std::memory_order_relaxed)) {
-    w->blocks.store(w->blocks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
+  count_block(w);
   SharedWindowCacheEntry& e = entry_for(this);
   uint64_t generation = generation_.load(std::memory_order_relaxed);
   if (e.loader != this || e.generation != generation) e = SharedWindowCacheEntry{this, generation};
@@ -61,11 +59,7 @@ void* SharedWindows::refill_locked(ms_space_t space, Arena& arena, SlabAllocator
   const void* thread = t_shared_window_cache;
   // The thread's window: through its cache entry, or (evicted, or a thread reused the entry) the
   // list.
-  SharedWindow* w = nullptr;
-  const SharedWindowCacheEntry& e = entry_for(this);
-  if (e.loader == this && e.generation == generation_.load(std::memory_order_relaxed)) {
-    w = e.window[space];
-  }
+  SharedWindow* w = cached_window(space);
   if (w == nullptr) {
     w = find_locked(thread, space);
     char* top = w != nullptr ? w->top.load(std::memory_order_relaxed) : nullptr;

@@ -122,19 +122,13 @@ class alignas(128) SharedWindows {
   // The calling thread's window of `space` for this generation, if it has room for `n` bytes (a
   // multiple of 8, at most kMaxWindowRequest). Lock-free; null: take the lock, refill_locked.
   void* try_bump(ms_space_t space, size_t n) const {
-    const SharedWindowCacheEntry& e = entry_for(this);
-    if (e.loader != this || e.generation != generation_.load(std::memory_order_relaxed)) {
-      return nullptr;
-    }
-    SharedWindow* w = e.window[space];
+    SharedWindow* w = cached_window(space);
     if (w == nullptr) return nullptr;
     char* top = w->top.load(std::memory_order_relaxed);
     if (n > static_cast<size_t>(w->end - top)) return nullptr;
     // Release: a verifier that reads the new top (under the loader lock) sees a consistent window.
     w->top.store(top + n, std::memory_order_release);
-    if (counting_.load(std::memory_order_relaxed)) {
-      w->blocks.store(w->blocks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    }
+    count_block(w);
     return top;
   }
   // Under the loader lock, when try_bump failed: `n` bytes for the calling thread from `arena`
@@ -161,6 +155,22 @@ class alignas(128) SharedWindows {
   static SharedWindowCacheEntry& entry_for(const SharedWindows* loader) {
     uint64_t a = reinterpret_cast<uintptr_t>(loader) >> 7;
     return t_shared_window_cache[(a * 0x9E3779B97F4A7C15ull) >> 62];
+  }
+  // The calling thread's window of `space` through its cache entry, if the entry is this
+  // generation's; null otherwise (evicted, or none yet).
+  SharedWindow* cached_window(ms_space_t space) const {
+    const SharedWindowCacheEntry& e = entry_for(this);
+    if (e.loader != this || e.generation != generation_.load(std::memory_order_relaxed)) {
+      return nullptr;
+    }
+    return e.window[space];
+  }
+  // One more block handed out from `w`, if counting. Only `w`'s thread (or the lock holder
+  // acting for it) writes the count.
+  void count_block(SharedWindow* w) const {
+    if (counting_.load(std::memory_order_relaxed)) {
+      w->blocks.store(w->blocks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
   }
   SharedWindow* find_locked(const void* thread, ms_space_t space) const;
   // `w`'s new memory [block, block + bytes), of which the request takes `n` from `result`.

@@ -293,9 +293,7 @@ TEST(SharedWindows, AFreedBlockIsTheNextWindowOfTheThreadThatNeedsOne) {
   while (calls < kLimit && ms_allocate(shared, MS_SPACE_NONCLASS, kBytes) != blocks[5]) calls++;
   EXPECT_LT(calls, kLimit) << "the freed block was not reused when the window ran out";
   EXPECT_GT(calls, 0u) << "the window is used up first";
-  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
-  expect_identity(ms);
-  ASSERT_EQ(ms_loader_destroy(shared), MS_OK);
+  expect_consistent_through_destroy(ms, shared);
   ms_destroy(ms);
 }
 

@@ -194,7 +194,20 @@ void ChunkManager::return_chunk_locked(Chunk* c) {
 }
 
 ms_error_t ChunkManager::ensure_committed(Chunk* c, size_t bytes) {
-  std::lock_guard<std::mutex> guard(lock_);
+  std::unique_lock<std::mutex> guard(lock_, std::try_to_lock);
+  if (!guard.owns_lock()) {
+    guard.lock();
+    contended_steps_left_ = kContendedSteps;
+  } else if (contended_steps_left_ > 0) {
+    contended_steps_left_--;
+  }
+  if (contended_steps_left_ > 0 && bytes > c->committed_bytes) {
+    // Ahead by one contended step, never past the chunk (ensure_committed_locked clamps). If the
+    // step is refused (the cap, a failed commit), what was asked for is tried alone: committing
+    // ahead must never turn a request that fits into a failure.
+    size_t ahead = std::max(bytes, c->committed_bytes + kContendedStepBytes);
+    if (ahead > bytes && ensure_committed_locked(c, ahead) == MS_OK) return MS_OK;
+  }
   return ensure_committed_locked(c, bytes);
 }
 

@@ -201,7 +201,8 @@ ms_error_t ChunkManager::ensure_committed(Chunk* c, size_t bytes) {
   } else if (contended_steps_left_ > 0) {
     contended_steps_left_--;
   }
-  if (contended_steps_left_ > 0 && bytes > c->committed_bytes) {
+  if (contended_steps_left_ > 0 && bytes > c->committed_bytes &&
+      c->bytes >= kContendedStepMinChunkBytes) {
     // Ahead by one contended step, never past the chunk (ensure_committed_locked clamps). If the
     // step is refused (the cap, a failed commit), what was asked for is tried alone: committing
     // ahead must never turn a request that fits into a failure.

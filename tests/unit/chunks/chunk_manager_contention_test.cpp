@@ -1,7 +1,8 @@
 // Commits while threads contend for the chunk manager's lock: the commit that found the lock
-// taken makes the manager's next commits step ahead (ChunkManager::kContendedStepBytes); without
-// contention an arena's chunk grows one granule at a time, and a step ahead that the cap refuses
-// never turns a request that fits into a failure.
+// taken makes the manager's next commits in chunks of 64 KiB and more step ahead
+// (ChunkManager::kContendedStepBytes); without contention, and in smaller chunks, a chunk grows
+// one granule at a time; a step ahead that the cap refuses never turns a request that fits into
+// a failure.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -96,6 +97,21 @@ TEST(ChunkManagerContention, AContendedCommitStepsAheadAndSoDoTheNextOnes) {
   EXPECT_TRUE(space.consistent());
   EXPECT_EQ(space.chunks.return_chunk(c), MS_OK);
   EXPECT_TRUE(space.consistent());
+}
+
+TEST(ChunkManagerContention, SmallChunksNeverStepAhead) {
+  Space space{SpaceConfig{.granule_bytes = 4 * KiB}};
+  Chunk* big = chunk_of(space, 256 * KiB, 4 * KiB);
+  Chunk* small = chunk_of(space, 32 * KiB, 4 * KiB);
+  ASSERT_NE(big, nullptr) << ms_last_error_text();
+  ASSERT_NE(small, nullptr) << ms_last_error_text();
+  ASSERT_EQ(ensure_committed_against_a_holder(space, small, 8 * KiB), MS_OK);
+  EXPECT_EQ(small->committed_bytes, 8 * KiB) << "below 64 KiB: as asked, even when contended";
+  ASSERT_EQ(space.chunks.ensure_committed(big, 8 * KiB), MS_OK);
+  EXPECT_EQ(big->committed_bytes, 20 * KiB) << "the contention was noted all the same";
+  EXPECT_TRUE(space.consistent());
+  EXPECT_EQ(space.chunks.return_chunk(small), MS_OK);
+  EXPECT_EQ(space.chunks.return_chunk(big), MS_OK);
 }
 
 TEST(ChunkManagerContention, AStepAheadTheCapRefusesFallsBackToTheRequest) {

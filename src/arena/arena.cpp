@@ -47,8 +47,12 @@ Arena::~Arena() {
   apply(Contribution{});
   if (wastage_ != nullptr && wastage_->donor_ == this) wastage_->donor_ = nullptr;
   // The home chunk holds this object: it stays, and its owner returns it once we are gone.
-  // It is the oldest chunk, the list's last.
+  // It is the oldest chunk, the list's last. Its prefix leaves the overhead first.
   if (home_prefix_ != 0) {
+    SpaceUsage& u = manager_.usage();
+    u.begin_update();
+    u.decrease(u.overhead_in_chunks_bytes, home_prefix_);
+    u.end_update();
     Chunk** link = &chunks_;
     while (*link != nullptr && (*link)->next != nullptr) link = &(*link)->next;
     MS_ASSERT(*link != nullptr && is_home(*link), "home chunk not last in the list");
@@ -185,6 +189,12 @@ void Arena::adopt_home_chunk(Chunk* c, size_t prefix_bytes) {
             "home prefix of %zu bytes at %p does not hold the arena %p", prefix_bytes,
             (void*)c->base, (void*)this);
   home_prefix_ = static_cast<uint16_t>(prefix_bytes);
+  // Overhead from now until the destructor, before the chunk goes back (counted bytes always
+  // lie in chunks in use); never part of the folded contribution, so used never holds it.
+  SpaceUsage& u = manager_.usage();
+  u.begin_update();
+  u.increase(u.overhead_in_chunks_bytes, prefix_bytes);
+  u.end_update();
   c->set_owner(this);
   c->next = nullptr;
   chunks_ = c;
@@ -227,7 +237,9 @@ void* Arena::allocate(size_t bytes) {
 
 Arena::Contribution Arena::contribution() const {
   Contribution c;
-  c.consumed = retired_consumed_ + (chunks_ != nullptr ? static_cast<size_t>(top() - chunks_->base) : 0);
+  // The home prefix (adopt_home_chunk) is overhead, counted apart for the arena's whole life.
+  c.consumed = retired_consumed_ +
+               (chunks_ != nullptr ? static_cast<size_t>(top() - chunks_->base) : 0) - home_prefix_;
   if (free_blocks_ != nullptr) {
     FreeBlocks::Totals t = free_blocks_->totals();
     for (int w = 0; w < 2; w++) {
@@ -237,7 +249,6 @@ Arena::Contribution Arena::contribution() const {
   }
   c.fence_bytes[1] = foreign_fence_count_ * Fence::kBytes;
   c.fence_bytes[0] = fences_.count * Fence::kBytes - c.fence_bytes[1];
-  c.overhead = home_prefix_;
   return c;
 }
 
@@ -259,13 +270,10 @@ void Arena::apply(const Contribution& now) {
   own.begin_update();
   if (&foreign != &own) foreign.begin_update();
   const Contribution& was = folded_;
-  // used = consumed - free blocks - fences - the home prefix (overhead), per space where the
-  // bytes lie, as one add each.
+  // used = consumed - free blocks - fences, per space where the bytes lie, as one add each.
   constexpr BlockWhere kOwn = BlockWhere::kOwnSpace, kOther = BlockWhere::kOtherSpace;
-  size_t own_used_was =
-      was.consumed - was.free_bytes_lying(kOwn) - was.fence_bytes[0] - was.overhead;
-  size_t own_used_now =
-      now.consumed - now.free_bytes_lying(kOwn) - now.fence_bytes[0] - now.overhead;
+  size_t own_used_was = was.consumed - was.free_bytes_lying(kOwn) - was.fence_bytes[0];
+  size_t own_used_now = now.consumed - now.free_bytes_lying(kOwn) - now.fence_bytes[0];
   size_t foreign_was = was.free_bytes_lying(kOther) + was.fence_bytes[1];
   size_t foreign_now = now.free_bytes_lying(kOther) + now.fence_bytes[1];
   own.add(own.used_bytes, own_used_was, own_used_now);
@@ -278,7 +286,6 @@ void Arena::apply(const Contribution& now) {
   own.add(own.fence_bytes, was.fence_bytes[0], now.fence_bytes[0]);
   foreign.add(foreign.fence_bytes, was.fence_bytes[1], now.fence_bytes[1]);
   own.add(own.free_block_count, was.free_count, now.free_count);
-  own.add(own.overhead_in_chunks_bytes, was.overhead, now.overhead);
   folded_ = now;
   if (&foreign != &own) foreign.end_update();
   own.end_update();
@@ -304,8 +311,9 @@ void Arena::fold_if_due() {
   // that on every call was 12 % of a free. Churn that nets out folds early, which is harmless.
   if (chunk_count_ == folded_chunks_) {
     size_t moved = free_blocks_ != nullptr ? free_blocks_->moved_bytes() : 0;
-    size_t consumed =
-        retired_consumed_ + (chunks_ != nullptr ? static_cast<size_t>(top() - chunks_->base) : 0);
+    size_t consumed = retired_consumed_ +
+                      (chunks_ != nullptr ? static_cast<size_t>(top() - chunks_->base) : 0) -
+                      home_prefix_;
     size_t bumped = consumed > folded_.consumed ? consumed - folded_.consumed
                                                 : folded_.consumed - consumed;
     size_t fences =
@@ -590,9 +598,6 @@ bool Arena::verify() const {
               "arena %p: home chunk %p consumed %zu (committed %zu) of a %zu-byte prefix",
               (const void*)this, (void*)home->base, consumed, size_t{home->committed_bytes},
               size_t{home_prefix_});
-    MS_VERIFY(folded_.overhead == 0 || folded_.overhead == home_prefix_,
-              "arena %p: %zu bytes of overhead folded, the prefix is %zu", (const void*)this,
-              folded_.overhead, size_t{home_prefix_});
   }
   if (chunks_ == nullptr) {
     MS_VERIFY(parked_, "arena without chunks has a live window");

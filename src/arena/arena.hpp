@@ -178,7 +178,7 @@ class Arena {
   ms_error_t deallocate_parked(void* p, size_t bytes);
   // This arena's contribution to the space counters.
   struct Contribution {
-    size_t consumed = 0;  // bumped off this arena's chunks (all in its own space)
+    size_t consumed = 0;  // bumped off this arena's chunks (all in its own space), not the home prefix
     size_t free_bytes[2][kBlockOrigins] = {};  // [BlockWhere][BlockOrigin]
     size_t fence_bytes[2] = {};                // [BlockWhere]
     size_t free_bytes_lying(BlockWhere where) const {
@@ -187,7 +187,6 @@ class Arena {
       return n;
     }
     size_t free_count = 0;
-    size_t overhead = 0;  // the home chunk's prefix: bookkeeping in this arena's own space
     bool operator==(const Contribution& o) const;  // all fields are size_t: no padding
   };
   Contribution contribution() const;

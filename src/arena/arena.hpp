@@ -42,7 +42,7 @@ struct ArenaStats {
   size_t foreign_free_bytes = 0;   // free blocks that lie in the other space
   size_t foreign_fence_bytes = 0;  // fences (of blocks taken from wastage) in the other space
   // The owner's bookkeeping at the start of the arena's first chunk (adopt_home_chunk): part of
-  // consumed_bytes, not handed out. Counted as overhead.
+  // consumed_bytes (which counts from chunk bases), not handed out. Counted as overhead.
   size_t home_prefix_bytes = 0;
   size_t chunks_by_level[kMaxLevels] = {};
 

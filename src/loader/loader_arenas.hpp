@@ -17,11 +17,13 @@
 // never at ms_loader_create, which so takes no chunk memory and meets no chunk-manager error.
 // The chunk is taken to fit the object (rounded up to 16 bytes: chunk_prefix_bytes()) and that
 // request, at the growth policy's first level or larger; the arena's top starts behind the
-// object. Why: loaders that die in random order leave slab pages holding the survivors' arenas
-// (13 to a page), while each survivor's first 4 KiB chunk, pinned by it anyway, had ~650 bytes
-// free (the interleave trace: ~31 slab pages for 160 survivors). The object's bytes count as
-// overhead, not used (Arena::adopt_home_chunk), and the chunk goes back last, after the arenas
-// are destroyed (destroy()). Everything else stays in the slab: micro loaders (graduated),
+// object, and the chunk doubles in place while it is the arena's only one (Arena, "home chunk").
+// Why: loaders that die in random order leave slab pages holding the survivors' arenas (13 to a
+// page), while each survivor's first 4 KiB chunk, pinned by it anyway, had ~650 bytes free (the
+// interleave trace: ~31 slab pages for 160 survivors; worst footprint/live 1.1004 -> 1.0838,
+// docs/bookkeeping.md has the other traces). The object's bytes count as overhead, not used
+// (Arena::adopt_home_chunk), and the chunk goes back last, after the arenas are destroyed
+// (destroy()). Everything else stays in the slab: micro loaders (graduated),
 // shared, checked and counting loaders, a loader whose first need of the arenas is a class
 // block or a pooled block's free (no non-class chunk is taken for it: such a request must not
 // start failing at the cap for a chunk it does not use), and a first request too large to share
@@ -209,7 +211,7 @@ class LoaderArenas {
   SharedWindows* windows = nullptr;
 
  private:
-  // First: an object made in its first chunk puts its non-class arena there (Arena::is_home).
+  // In an object made in its first chunk, this arena lies in its own home chunk (Arena::is_home).
   Arena nonclass_;
   // Apart, and only once needed: a standard loader whose Klasses all come from the micro pool
   // never needs one. 384 bytes of slab per such loader instead of 640; the interleave trace's

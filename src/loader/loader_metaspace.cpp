@@ -494,6 +494,13 @@ void LoaderMetaspace::fold_usage_locked() {
 
 bool LoaderMetaspace::verify_locked() const {
   if (!alive_) return true;
+  // Arenas in the first non-class chunk: only for the loaders that may have them, at the start
+  // of a chunk their non-class arena holds as its oldest (Arena::verify checks the prefix).
+  if (arenas_ != nullptr && arenas_->home() == LoaderArenas::Home::kFirstChunk) {
+    MS_VERIFY(arenas_in_first_chunk() && arenas_->verify_home(),
+              "loader %p: arenas %p are not at the start of its first non-class chunk",
+              (const void*)this, (const void*)arenas_);
+  }
   if (arenas_ != nullptr &&
       !(arenas_->of(MS_SPACE_NONCLASS).verify() &&
         (!arenas_->has_class() || arenas_->of(MS_SPACE_CLASS).verify()))) {

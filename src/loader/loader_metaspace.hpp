@@ -7,7 +7,9 @@
 // (micro_pool.hpp), recorded as a few runs inside this object. A micro loader that outgrows the
 // pool "graduates": it gets arenas like any other loader and keeps its pooled runs until it dies.
 // The arenas live apart (LoaderArenas), made only when needed, so that a micro loader object is
-// 144 bytes (it was 752).
+// 144 bytes (it was 752). Boot and standard loaders whose inline paths are open make them with
+// their first non-class allocation, at the start of that allocation's chunk (loader_arenas.hpp):
+// creating a loader takes no chunk memory.
 //
 // Standard loaders take their Klasses from the pool too (at 8-byte class alignment), and graduate
 // by the same rules: a loader with a few classes then pays no class chunk of its own. A 2 KiB

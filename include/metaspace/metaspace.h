@@ -255,7 +255,8 @@ typedef struct ms_space_stats {
   size_t free_blocks_count;
   size_t fence_bytes;             /* checked mode: the fence behind every block */
   size_t overhead_bytes;          /* the library's own bookkeeping, part of committed_bytes:
-                                     loader objects (live and recently dead), chunk headers,
+                                     loader objects (live and recently dead), loaders' arenas
+                                     (some inside their first non-class chunk), chunk headers,
                                      free-block structures */
   size_t chunks_in_use;
   size_t free_chunks;

@@ -41,6 +41,9 @@ struct ArenaStats {
   size_t fence_bytes = 0;          // checked mode: fences behind blocks (live and freed)
   size_t foreign_free_bytes = 0;   // free blocks that lie in the other space
   size_t foreign_fence_bytes = 0;  // fences (of blocks taken from wastage) in the other space
+  // The owner's bookkeeping at the start of the arena's first chunk (adopt_home_chunk): part of
+  // consumed_bytes (which counts from chunk bases), not handed out. Counted as overhead.
+  size_t home_prefix_bytes = 0;
   size_t chunks_by_level[kMaxLevels] = {};
 
   // Free block bytes by where they lie (the arena's own space or the other one) and by origin.
@@ -74,13 +77,23 @@ class Arena {
  public:
   // `options.head` must be set.
   Arena(ChunkManager& manager, GrowthPolicy policy, const ArenaOptions& options);
-  // Returns every chunk to the chunk manager at once.
+  // Returns every chunk to the chunk manager at once, except the chunk that holds this arena
+  // (adopt_home_chunk): its owner returns that one after the arena is gone (home_chunk()).
   ~Arena();
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
 
   // The slow path. `bytes` is 1 .. root chunk size (the loader checks); null with error set.
   void* allocate(size_t bytes);
+  // Makes `c` (in use, just taken, this arena's first chunk) the arena's current chunk with its
+  // first `prefix_bytes` (a multiple of 16) already consumed: the arena object and whatever
+  // holds it live there (loader/loader_arenas.hpp). Those bytes count as overhead, not used;
+  // the arena never hands them out, files them or returns the chunk (its owner does, after the
+  // arena's destruction). Only in a fresh arena, not in checked mode.
+  void adopt_home_chunk(Chunk* c, size_t prefix_bytes);
+  // The chunk adopt_home_chunk gave (the oldest of the list), or null.
+  Chunk* home_chunk() const;
+  size_t home_prefix_bytes() const { return home_prefix_; }
   // Files a block handed out by this loader for reuse. In checked mode the block's fence is
   // checked first: MS_ERR_DOUBLE_FREE or MS_ERR_OVERWRITE, and the block is not filed.
   ms_error_t deallocate(void* p, size_t bytes);
@@ -165,7 +178,7 @@ class Arena {
   ms_error_t deallocate_parked(void* p, size_t bytes);
   // This arena's contribution to the space counters.
   struct Contribution {
-    size_t consumed = 0;  // bumped off this arena's chunks (all in its own space)
+    size_t consumed = 0;  // bumped off this arena's chunks (all in its own space), not the home prefix
     size_t free_bytes[2][kBlockOrigins] = {};  // [BlockWhere][BlockOrigin]
     size_t fence_bytes[2] = {};                // [BlockWhere]
     size_t free_bytes_lying(BlockWhere where) const {
@@ -200,6 +213,9 @@ class Arena {
   const bool inline_free_;
   const bool checked_;
   const bool count_allocations_;
+  // Bytes at the start of the home chunk that are the owner's (adopt_home_chunk), or 0. In the
+  // padding behind the flags: the arena stays 280 bytes. (A prefix is about 300 bytes.)
+  uint16_t home_prefix_ = 0;
   Arena* const wastage_;
 
   Chunk* chunks_ = nullptr;  // current chunk first
@@ -217,6 +233,12 @@ class Arena {
   // The arena that receives this one's gaps and tails.
   Arena& wastage_target() { return wastage_ != nullptr ? *wastage_ : *this; }
   bool foreign(const void* p) const { return p >= foreign_lo_ && p < foreign_hi_; }
+  // The home chunk is the one that holds this arena object.
+  bool is_home(const Chunk* c) const { return home_prefix_ != 0 && c->contains(this); }
+  // Where the memory handed out from `c` starts: past the prefix in the home chunk.
+  char* handed_out_base(const Chunk* c) const {
+    return is_home(c) ? c->base + home_prefix_ : c->base;
+  }
   bool has_free_blocks() const { return free_blocks_ != nullptr && !free_blocks_->empty(); }
   size_t largest_free_block() const {
     return free_blocks_ == nullptr ? 0 : free_blocks_->largest_bytes();

@@ -33,6 +33,10 @@ struct SpaceUsage {
   std::atomic<size_t> free_block_count{0};
   // Checked mode: fences lying in this space.
   std::atomic<size_t> fence_bytes{0};
+  // Bookkeeping kept inside chunks in use (a loader's arenas at the start of its first
+  // non-class chunk, loader/loader_arenas.hpp): committed chunk memory that is overhead, not
+  // used and not free in chunks.
+  std::atomic<size_t> overhead_in_chunks_bytes{0};
 
   // A reader that needs several counters consistent with each other (the accounting identity of
   // a snapshot) reads them between two looks at `version`: even and unchanged means no update was

@@ -241,14 +241,18 @@ void Metaspace::space_totals(ms_stats_t& t) {
   Context* contexts[2] = {nonclass_.get(), &class_space_->context()};
   std::lock_guard<std::mutex> nc_lock(contexts[0]->chunks().lock());
   std::lock_guard<std::mutex> cl_lock(contexts[1]->chunks().lock());
+  size_t outside_overhead[2] = {};
   for (int s = 0; s < 2; s++) {
     ms_space_stats_t& sp = t.space[s];
     const Context& c = *contexts[s];
     const ChunkManager& cm = c.chunks();
     sp.reserved_bytes = c.vslist().reserved_bytes();
-    // Bookkeeping is memory the space holds: part of committed, shown apart as overhead.
+    // Bookkeeping is memory the space holds: part of committed, shown apart as overhead. The
+    // part that lies inside chunks in use (loaders' arenas) is committed chunk memory already;
+    // it joins overhead with the counters below.
     sp.overhead_bytes = c.overhead_bytes();
     sp.committed_bytes = c.vslist().committed_bytes() + sp.overhead_bytes;
+    outside_overhead[s] = sp.overhead_bytes;
     sp.nodes = c.vslist().nodes().size();
     for (const auto& n : c.vslist().nodes()) sp.root_chunks += n->root_chunks_carved();
     std::vector<FreeChunkLevelStats> levels = cm.free_chunk_stats_locked();
@@ -276,6 +280,8 @@ void Metaspace::space_totals(ms_stats_t& t) {
       sp.free_blocks_bytes = sp.deallocated_bytes + sp.salvaged_bytes + sp.alignment_gap_bytes;
       sp.free_blocks_count = u.free_block_count.load(std::memory_order_relaxed);
       sp.fence_bytes = u.fence_bytes.load(std::memory_order_relaxed);
+      sp.overhead_bytes =
+          outside_overhead[s] + u.overhead_in_chunks_bytes.load(std::memory_order_relaxed);
     }
     if (quiet && usage[0]->read_end(v[0]) && usage[1]->read_end(v[1])) break;
     // Loaders fold on their slow paths only; a reader that keeps losing yields and tries again.
@@ -322,9 +328,11 @@ void Metaspace::usage(ms_usage_t* out) const {
     ms_space_usage_t& sp = u.space[s];
     const Context& c = *contexts[s];
     sp.reserved_bytes = c.vslist().reserved_bytes();
-    // Bookkeeping is part of committed, shown apart as overhead (as in the snapshot).
+    // Bookkeeping is part of committed, shown apart as overhead (as in the snapshot); the part
+    // inside chunks in use is chunk memory already.
     sp.overhead_bytes = c.overhead_bytes();
     sp.committed_bytes = c.vslist().committed_bytes() + sp.overhead_bytes;
+    sp.overhead_bytes += c.chunks().usage().overhead_in_chunks_bytes.load(std::memory_order_relaxed);
     sp.used_bytes = c.chunks().usage().used_bytes.load(std::memory_order_relaxed);
     u.total.reserved_bytes += sp.reserved_bytes;
     u.total.committed_bytes += sp.committed_bytes;
@@ -370,7 +378,11 @@ ms_error_t Metaspace::verify() {
     Snapshot snap = snapshot();
     visit_loaders([](LoaderMetaspace& l) { l.fold_usage_locked(); });
     size_t pool_live[2] = {}, pool_free[2] = {};
+    size_t overhead_counted[2] = {};
     for (ms_space_t s : {MS_SPACE_NONCLASS, MS_SPACE_CLASS}) {
+      const ChunkManager& cm =
+          s == MS_SPACE_NONCLASS ? nonclass_->chunks() : class_space_->context().chunks();
+      overhead_counted[s] = cm.usage().overhead_in_chunks_bytes.load(std::memory_order_relaxed);
       pool_live[s] = micro_pool_->live_bytes(s);
       // The shared chunks' committed bytes no live loader holds.
       pool_free[s] = micro_pool_->free_in_chunks_bytes(s);
@@ -378,9 +390,10 @@ ms_error_t Metaspace::verify() {
     quiet = quiet && versions(vb) && va[0] == vb[0] && va[1] == vb[1] &&
             micro_pool_->version() == pool_version;
     size_t used[2] = {}, free_blocks[2] = {}, fences[2] = {}, free_in_chunks[2] = {};
-    size_t pooled[2] = {};
+    size_t pooled[2] = {}, in_chunks_overhead[2] = {};
     for (const LoaderStats& ls : snap.loaders) {
       for (int s = 0; s < 2; s++) {
+        in_chunks_overhead[s] += ls.arena[s].home_prefix_bytes;
         used[s] += ls.used_bytes[s];
         free_blocks[s] += ls.free_blocks_bytes[s];
         fences[s] += ls.fence_bytes[s];
@@ -404,6 +417,10 @@ ms_error_t Metaspace::verify() {
       if (!quiet) continue;
       MS_VERIFY(pooled[s] == pool_live[s], "space %d: loaders hold %zu pooled bytes, the micro "
                 "pool counts %zu", s, pooled[s], pool_live[s]);
+      // Loaders' arenas inside their chunks: counted as overhead, once each.
+      MS_VERIFY(in_chunks_overhead[s] == overhead_counted[s],
+                "space %d: loaders' arenas take %zu bytes of their chunks, overhead counts %zu", s,
+                in_chunks_overhead[s], overhead_counted[s]);
       MS_VERIFY(used[s] == sp.used_bytes && free_blocks[s] == sp.free_blocks_bytes &&
                     fences[s] == sp.fence_bytes && free_in_chunks[s] == sp.free_in_chunks_bytes,
                 "space %d: loaders add up to used %zu, free blocks %zu, fences %zu, free in "

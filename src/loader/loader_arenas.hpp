@@ -9,6 +9,25 @@
 // A micro loader object is then 144 bytes of bookkeeping instead of 752 (two 280-byte arenas
 // inline, including 104 bytes each of usage-fold state); a standard loader whose Klasses are all
 // pooled adds 360 bytes here (a 384-byte slab object) instead of 632.
+//
+// Where this object lives (home()): in the space's bookkeeping slab, or at the start of the
+// loader's own first non-class chunk. The second is for boot and standard loaders whose inline
+// paths are open (not shared, not checked, not counting allocations): made lazily, by the
+// loader's first non-class allocation that the arenas serve (LoaderMetaspace::ensure_arenas),
+// never at ms_loader_create, which so takes no chunk memory and meets no chunk-manager error.
+// The chunk is taken to fit the object (rounded up to 16 bytes: chunk_prefix_bytes()) and that
+// request, at the growth policy's first level or larger; the arena's top starts behind the
+// object, and the chunk doubles in place while it is the arena's only one (Arena, "home chunk").
+// Why: loaders that die in random order leave slab pages holding the survivors' arenas (13 to a
+// page), while each survivor's first 4 KiB chunk, pinned by it anyway, had ~650 bytes free (the
+// interleave trace: ~31 slab pages for 160 survivors; worst footprint/live 1.1004 -> 1.0838,
+// docs/bookkeeping.md has the other traces). The object's bytes count as overhead, not used
+// (Arena::adopt_home_chunk), and the chunk goes back last, after the arenas are destroyed
+// (destroy()). Everything else stays in the slab: micro loaders (graduated),
+// shared, checked and counting loaders, a loader whose first need of the arenas is a class
+// block or a pooled block's free (no non-class chunk is taken for it: such a request must not
+// start failing at the cap for a chunk it does not use), and a first request too large to share
+// a root chunk with the object.
 #pragma once
 
 #include <metaspace/metaspace.h>
@@ -58,6 +77,68 @@ class LoaderArenas {
   }
   LoaderArenas(const LoaderArenas&) = delete;
   LoaderArenas& operator=(const LoaderArenas&) = delete;
+
+  enum class Home : uint8_t { kBookkeeping, kFirstChunk };
+  Home home() const {
+    return nonclass_.home_prefix_bytes() != 0 ? Home::kFirstChunk : Home::kBookkeeping;
+  }
+  // What the object takes of its first chunk (a multiple of 16: the alignment of the top behind
+  // it and more than the object needs).
+  static constexpr size_t chunk_prefix_bytes() { return (sizeof(LoaderArenas) + 15) / 16 * 16; }
+
+  // Whether a first non-class request of `bytes` (rounded to 8) can share a chunk with the
+  // object: the two must fit a root chunk.
+  static bool fits_first_chunk(const ChunkGeometry& geometry, size_t bytes) {
+    return bytes <= geometry.root_bytes() - chunk_prefix_bytes();
+  }
+  // Made at the start of a new chunk of `nonclass` that has room, committed, for it and the
+  // loader's first non-class request of `first_request` bytes (rounded to 8; fits_first_chunk):
+  // that request then bumps off it. Null with the chunk manager's error recorded (MS_ERR_LIMIT,
+  // a commit failure), and nothing held.
+  static LoaderArenas* create_in_first_chunk(ChunkManager& nonclass, ms__loader_head& head,
+                                             const LoaderArenasOptions& options,
+                                             size_t first_request) {
+    MS_ASSERT(!options.checked && fits_first_chunk(nonclass.geometry(), first_request),
+              "arenas in the first chunk: checked, or a request of %zu bytes", first_request);
+    const ChunkGeometry& geometry = nonclass.geometry();
+    size_t need = chunk_prefix_bytes() + first_request;
+    int fit = geometry.level_fitting(need);
+    GrowthPolicy policy = GrowthPolicy::for_loader(options.kind, MS_SPACE_NONCLASS, geometry);
+    int preferred = policy.level_at(0) < fit ? policy.level_at(0) : fit;
+    Chunk* c = nonclass.get_chunk(preferred, fit, need);
+    if (c == nullptr) return nullptr;
+    auto* arenas = new (c->base) LoaderArenas(nonclass, head, options);
+    arenas->nonclass_.adopt_home_chunk(c, chunk_prefix_bytes());
+    return arenas;
+  }
+  // Made in `bookkeeping`; null with MS_ERR_OUT_OF_MEMORY recorded.
+  static LoaderArenas* create_in_bookkeeping(SlabAllocator& bookkeeping, ChunkManager& nonclass,
+                                             ms__loader_head& head,
+                                             const LoaderArenasOptions& options) {
+    return bookkeeping.create<LoaderArenas>(nonclass, head, options);
+  }
+  // Ends `arenas` where it lives (class arena, windows and pooled figures already gone). The
+  // home chunk goes back after the object's destructor, which returns every other chunk; then
+  // nothing touches its memory.
+  static void destroy(LoaderArenas* arenas, SlabAllocator& bookkeeping, ChunkManager& nonclass) {
+    if (arenas == nullptr) return;
+    if (arenas->home() == Home::kBookkeeping) {
+      bookkeeping.destroy(arenas);
+      return;
+    }
+    Chunk* home = arenas->nonclass_.home_chunk();
+    arenas->~LoaderArenas();
+    // In use by construction; a refusal would mean corrupted lists (verify reports them).
+    (void)nonclass.return_chunk(home);
+  }
+  // The object lies at the start of its arena's home chunk, which that arena holds.
+  bool verify_home() const {
+    if (home() == Home::kBookkeeping) return true;
+    const Chunk* c = nonclass_.home_chunk();
+    return c != nullptr && c->base == reinterpret_cast<const char*>(this) &&
+           c->state == Chunk::State::kInUse && c->owner_is(&nonclass_) &&
+           nonclass_.home_prefix_bytes() == chunk_prefix_bytes();
+  }
 
   // Makes the class arena from `bookkeeping`; false with MS_ERR_OUT_OF_MEMORY recorded.
   bool make_class(SlabAllocator& bookkeeping, ChunkManager& klass, ms__loader_head& head,
@@ -130,6 +211,7 @@ class LoaderArenas {
   SharedWindows* windows = nullptr;
 
  private:
+  // In an object made in its first chunk, this arena lies in its own home chunk (Arena::is_home).
   Arena nonclass_;
   // Apart, and only once needed: a standard loader whose Klasses all come from the micro pool
   // never needs one. 384 bytes of slab per such loader instead of 640; the interleave trace's
@@ -140,5 +222,7 @@ class LoaderArenas {
   // 163 live loaders' objects held 41 slab pages.
   Pooled* pooled_ = nullptr;
 };
+
+static_assert(alignof(LoaderArenas) <= 16, "chunk bases are 16-byte aligned at least");
 
 }  // namespace metaspace

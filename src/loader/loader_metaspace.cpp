@@ -29,10 +29,16 @@ LoaderArenasOptions LoaderMetaspace::arenas_options() const {
                              .count_allocations = env_->count_allocations};
 }
 
-bool LoaderMetaspace::ensure_arenas() {
+bool LoaderMetaspace::ensure_arenas(size_t first_nonclass_request) {
   if (arenas_ != nullptr) return true;
-  arenas_ = env_->nonclass.bookkeeping().create<LoaderArenas>(env_->nonclass.chunks(), *this,
-                                                               arenas_options());
+  size_t n = align_up(first_nonclass_request, kWordBytes);
+  ChunkManager& nonclass = env_->nonclass.chunks();
+  if (n != 0 && arenas_in_first_chunk() && LoaderArenas::fits_first_chunk(nonclass.geometry(), n)) {
+    arenas_ = LoaderArenas::create_in_first_chunk(nonclass, *this, arenas_options(), n);
+    return arenas_ != nullptr;  // the chunk manager's error is recorded
+  }
+  arenas_ = LoaderArenas::create_in_bookkeeping(env_->nonclass.bookkeeping(), nonclass, *this,
+                                                arenas_options());
   if (arenas_ == nullptr) return false;  // MS_ERR_OUT_OF_MEMORY is recorded
   if (keeps_pooled_figures() &&
       arenas_->ensure_pooled(env_->nonclass.bookkeeping()) == nullptr) {
@@ -57,7 +63,8 @@ void LoaderMetaspace::destroy_arenas() {
   }
   arenas_->destroy_class(env_->nonclass.bookkeeping());
   arenas_->destroy_pooled(env_->nonclass.bookkeeping());
-  env_->nonclass.bookkeeping().destroy(arenas_);
+  // In its first chunk, the object goes before that chunk does (LoaderArenas::destroy).
+  LoaderArenas::destroy(arenas_, env_->nonclass.bookkeeping(), env_->nonclass.chunks());
   arenas_ = nullptr;
 }
 
@@ -74,8 +81,11 @@ bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
   // Micro loaders make their arenas when they graduate; in checked mode they need the part that
   // keeps their pooled blocks' fences from the start, and while allocations are counted the
   // part that counts their pooled blocks (a 320-byte slab slot and the pooled figures more per
-  // micro loader: the counting mode's price, with the closed fast path).
-  if ((kind != MS_LOADER_MICRO || keeps_pooled_figures()) && !ensure_arenas()) {
+  // micro loader: the counting mode's price, with the closed fast path). Loaders whose arenas
+  // go into their first non-class chunk make them with their first allocation that needs them:
+  // creation takes no chunk memory (and cannot fail for want of it).
+  if ((kind != MS_LOADER_MICRO || keeps_pooled_figures()) && !arenas_in_first_chunk() &&
+      !ensure_arenas()) {
     return false;
   }
   if (shared() && !env_->checked && kind != MS_LOADER_MICRO && arenas_ != nullptr) {
@@ -202,8 +212,20 @@ void* LoaderMetaspace::allocate_locked(ms_space_t space, size_t bytes) {
     if (!graduate) return p;
     graduated_ = true;  // for good: its next blocks, of both spaces, come from its arenas
   }
-  if (!(space == MS_SPACE_CLASS ? ensure_class_arena() : ensure_arenas())) return nullptr;
-  return arenas_->of(space).allocate(bytes);
+  if (space == MS_SPACE_CLASS) {
+    if (!ensure_class_arena()) return nullptr;
+    return arenas_->of(space).allocate(bytes);
+  }
+  bool made_now = arenas_ == nullptr;
+  if (!ensure_arenas(bytes)) return nullptr;
+  void* p = arenas_->of(space).allocate(bytes);
+  // A failed call changes nothing (docs/guarantees.md): arenas made for it go again. (In a
+  // first chunk the request was committed with the chunk, so this is not expected there.)
+  if (p == nullptr && made_now) {
+    KeepLastError keep;
+    destroy_arenas();
+  }
+  return p;
 }
 
 ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
@@ -429,8 +451,9 @@ void LoaderMetaspace::add_arena_stats(LoaderStats& s) const {
   // Likewise the fences of non-class blocks taken from class space gaps (checked mode).
   s.fence_bytes[MS_SPACE_NONCLASS] = nc.fence_bytes - nc.foreign_fence_bytes;
   s.fence_bytes[MS_SPACE_CLASS] = cl.fence_bytes + nc.foreign_fence_bytes;
-  s.used_bytes[MS_SPACE_NONCLASS] =
-      nc.consumed_bytes - s.free_blocks_bytes[MS_SPACE_NONCLASS] - s.fence_bytes[MS_SPACE_NONCLASS];
+  // The arenas' own bytes at the start of the first non-class chunk are overhead, not used.
+  s.used_bytes[MS_SPACE_NONCLASS] = nc.consumed_bytes - s.free_blocks_bytes[MS_SPACE_NONCLASS] -
+                                    s.fence_bytes[MS_SPACE_NONCLASS] - nc.home_prefix_bytes;
   s.used_bytes[MS_SPACE_CLASS] =
       cl.consumed_bytes - s.free_blocks_bytes[MS_SPACE_CLASS] - s.fence_bytes[MS_SPACE_CLASS];
 }
@@ -471,6 +494,13 @@ void LoaderMetaspace::fold_usage_locked() {
 
 bool LoaderMetaspace::verify_locked() const {
   if (!alive_) return true;
+  // Arenas in the first non-class chunk: only for the loaders that may have them, at the start
+  // of a chunk their non-class arena holds as its oldest (Arena::verify checks the prefix).
+  if (arenas_ != nullptr && arenas_->home() == LoaderArenas::Home::kFirstChunk) {
+    MS_VERIFY(arenas_in_first_chunk() && arenas_->verify_home(),
+              "loader %p: arenas %p are not at the start of its first non-class chunk",
+              (const void*)this, (const void*)arenas_);
+  }
   if (arenas_ != nullptr &&
       !(arenas_->of(MS_SPACE_NONCLASS).verify() &&
         (!arenas_->has_class() || arenas_->of(MS_SPACE_CLASS).verify()))) {

@@ -7,7 +7,9 @@
 // (micro_pool.hpp), recorded as a few runs inside this object. A micro loader that outgrows the
 // pool "graduates": it gets arenas like any other loader and keeps its pooled runs until it dies.
 // The arenas live apart (LoaderArenas), made only when needed, so that a micro loader object is
-// 144 bytes (it was 752).
+// 144 bytes (it was 752). Boot and standard loaders whose inline paths are open make them with
+// their first non-class allocation, at the start of that allocation's chunk (loader_arenas.hpp):
+// creating a loader takes no chunk memory.
 //
 // Standard loaders take their Klasses from the pool too (at 8-byte class alignment), and graduate
 // by the same rules: a loader with a few classes then pays no class chunk of its own. A 2 KiB
@@ -131,8 +133,19 @@ class LoaderMetaspace : public ms__loader_head {
   void* allocate_locked(ms_space_t space, size_t bytes);
   // Whether a shared loader's class requests go to windows now; makes the class arena if need be.
   bool class_windows_locked();
-  // Makes arenas_ (with the non-class arena) if missing; false with MS_ERR_OUT_OF_MEMORY recorded.
-  bool ensure_arenas();
+  // Makes arenas_ (with the non-class arena) if missing; false with the error recorded.
+  // `first_nonclass_request`: the non-class request (bytes) the arenas are made for, or 0 (a class
+  // block, a pooled block's free, open). With one, a loader whose arenas go into its first
+  // non-class chunk (arenas_in_first_chunk) takes that chunk, sized for both; failing, the
+  // chunk manager's error (MS_ERR_LIMIT, a commit failure) is recorded and nothing changed.
+  // Without one, the arenas come from the bookkeeping slab (MS_ERR_OUT_OF_MEMORY on failure).
+  bool ensure_arenas(size_t first_nonclass_request = 0);
+  // Boot and standard loaders whose inline paths are open (not shared, not checked, allocations
+  // not counted): their arenas live in their first non-class chunk, made by their first
+  // non-class allocation (loader_arenas.hpp), not at open.
+  bool arenas_in_first_chunk() const {
+    return kind() != MS_LOADER_MICRO && !shared() && !env_->checked && !env_->count_allocations;
+  }
   // Also the class arena (loader_arenas.hpp), likewise.
   bool ensure_class_arena();
   LoaderArenasOptions arenas_options() const;

@@ -204,8 +204,9 @@ class TextReport {
     }
     std::fprintf(out_, "\n");
     waste_row("overhead (bookkeeping):", &ms_space_stats_t::overhead_bytes);
-    std::fprintf(out_, "  (overhead: loader objects, chunk headers, free-block structures, commit "
-                       "masks, chunk start tables, node map; in committed)\n\n");
+    std::fprintf(out_, "  (overhead: loader objects and arenas (some inside their first chunk), "
+                       "chunk headers, free-block structures, commit masks, chunk start tables, "
+                       "node map; in committed)\n\n");
   }
 
   // The archive is the file's pages, not committed memory of either space: its own section.

@@ -200,7 +200,9 @@ TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
 //   1.115 at fef7bcf; 1.108 since the class space finds its node without a node map (16 KiB),
 //   the page store's first bitmap page is not needed (4 KiB a space) and a loader's arenas take
 //   a 320-byte slab slot (holes do not help here: no loader is born after the deaths); 1.1015
-//   with the cuts that brought many-loaders under 1.05.
+//   with the cuts that brought many-loaders under 1.05; 1.0838 since a standard loader's arenas
+//   lie in its own first non-class chunk (the survivors' 4 KiB chunks had room for them; the
+//   slab pages survivors' arenas held went), so it is held to 1.09.
 //   Its placement floor is 1.052 (docs/placement-bound.md): 1.05 cannot be reached.
 // many-loaders (267 micro and 159 standard loaders in waves, floor 1.032) is held to 1.05 now:
 // worst 1.078 (after wave 6's deaths: dead micro loaders' bytes of all waves in shared chunks that
@@ -208,9 +210,11 @@ TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
 // 1.054 with the bookkeeping cuts above, 1.053 since only chunks in use record their start;
 // 1.0497 with 4-byte chunk start slots, one class space header page, no node map page for one
 // node and free-block structures six to a slab page (bookkeeping at the worst sample 200 -> 176
-// KB; 1.9 KB of margin there).
+// KB; 1.9 KB of margin there); 1.0487 with the arenas in the first chunk, whose chunk doubles in
+// place while it is the loader's only one (the arenas' 304 bytes otherwise pushed 46 loaders
+// over a 4 KiB boundary).
 TEST(LabTruth, ElasticStaysWithinItsGoalOnEveryRealTrace) {
-  const std::map<std::string, double> regression_bound = {{"jdk25-interleave", 1.105}};
+  const std::map<std::string, double> regression_bound = {{"jdk25-interleave", 1.09}};
   register_elastic_backends();
   const auto traces = expand_traces({LAB_TEST_DATA_DIR});
   ASSERT_GE(traces.size(), 8u);

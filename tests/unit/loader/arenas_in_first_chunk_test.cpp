@@ -7,6 +7,7 @@
 #include <metaspace/metaspace.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
@@ -69,6 +70,12 @@ class ArenasInFirstChunk : public ::testing::Test {
     ms_metaspace_t* ms = ms_create(&s);
     EXPECT_NE(ms, nullptr) << ms_last_error_text();
     return ms;
+  }
+  // Verifies, destroys the loaders in the order given, verifies again.
+  void verify_destroy_verify(std::initializer_list<ms_loader_t*> loaders) {
+    ASSERT_MS_OK(ms_verify(ms_));
+    for (ms_loader_t* l : loaders) ASSERT_MS_OK(ms_loader_destroy(l));
+    ASSERT_MS_OK(ms_verify(ms_));
   }
   ms_metaspace_t* ms_ = nullptr;
 };
@@ -137,11 +144,7 @@ TEST_F(ArenasInFirstChunk, TheHomeChunkDoublesInPlaceWhileItIsTheOnlyOneAndKeeps
   ms_loader_t* blocker = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
   ASSERT_NE(ms_allocate(other, MS_SPACE_NONCLASS, 64), nullptr);
   ASSERT_NE(ms_allocate(blocker, MS_SPACE_NONCLASS, 20 * KiB), nullptr);
-  ASSERT_MS_OK(ms_verify(ms_));
-  ASSERT_MS_OK(ms_loader_destroy(l));
-  ASSERT_MS_OK(ms_loader_destroy(other));
-  ASSERT_MS_OK(ms_loader_destroy(blocker));
-  ASSERT_MS_OK(ms_verify(ms_));
+  verify_destroy_verify({l, other, blocker});
 }
 
 TEST_F(ArenasInFirstChunk, AHomeChunkWhoseBuddyIsTakenIsFollowedByTheNextChunk) {
@@ -163,10 +166,7 @@ TEST_F(ArenasInFirstChunk, AHomeChunkWhoseBuddyIsTakenIsFollowedByTheNextChunk) 
   EXPECT_EQ(ls.chunks[MS_SPACE_NONCLASS], 2u);
   EXPECT_EQ(ls.capacity_bytes[MS_SPACE_NONCLASS], 8 * KiB);
   EXPECT_EQ(offset_in_chunk(pa, 4 * KiB), kPrefix);
-  ASSERT_MS_OK(ms_verify(ms_));
-  ASSERT_MS_OK(ms_loader_destroy(b));
-  ASSERT_MS_OK(ms_loader_destroy(a));
-  ASSERT_MS_OK(ms_verify(ms_));
+  verify_destroy_verify({b, a});
 }
 
 TEST_F(ArenasInFirstChunk, ALoaderDestroyedBeforeAnyAllocationCostsNoChunk) {
@@ -203,10 +203,7 @@ TEST_F(ArenasInFirstChunk, AFirstRequestLargerThanTheFirstChunkGetsAChunkForBoth
   void* q = ms_allocate(big, MS_SPACE_NONCLASS, 4 * MiB);
   ASSERT_NE(q, nullptr);
   EXPECT_EQ(offset_in_chunk(q, 4 * MiB), 0u);
-  ASSERT_MS_OK(ms_verify(ms_));
-  ASSERT_MS_OK(ms_loader_destroy(big));
-  ASSERT_MS_OK(ms_loader_destroy(l));
-  ASSERT_MS_OK(ms_verify(ms_));
+  verify_destroy_verify({big, l});
 }
 
 TEST_F(ArenasInFirstChunk, AClassBlockFirstTakesTheSlab) {

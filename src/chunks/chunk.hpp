@@ -10,7 +10,9 @@ namespace metaspace {
 class VirtualSpaceNode;
 
 struct Chunk {
-  enum class State : uint8_t { kFree, kInUse, kUnused /* header back in the pool */ };
+  // kUnused: a header in the pool, or back in the slabs. It is 0 so that a released header whose
+  // slab page was emptied and uncommitted (zeros) still reads "no longer a chunk", never kFree.
+  enum class State : uint8_t { kUnused, kFree, kInUse };
 
   char* base = nullptr;
   size_t bytes = 0;

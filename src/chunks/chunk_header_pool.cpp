@@ -1,5 +1,8 @@
 #include "chunks/chunk_header_pool.hpp"
 
+#include <type_traits>
+
+#include "common/assert.hpp"
 #include "common/units.hpp"
 #include "common/verify.hpp"
 
@@ -40,15 +43,15 @@ Chunk* ChunkHeaderPool::allocate() {
 }
 
 void ChunkHeaderPool::release(Chunk* c) {
+  MS_ASSERT(in_use_ > 0, "header %p released with none in use", (void*)c);
   in_use_--;
-  if (free_count_ >= kKeep) {
-    slabs_->destroy(c);
-    return;
-  }
+  // Reset first: a stale pointer to the header (a chunk returned twice) then reads kUnused, "no
+  // longer a chunk", while the slot waits in the slab (which overwrites only its first word).
+  // Freed, not destroy()ed: stores just before an object's destructor are dead to the compiler
+  // (GCC dropped this reset), and a Chunk has nothing to destroy.
+  static_assert(std::is_trivially_destructible_v<Chunk>);
   *c = Chunk{};
-  c->next = free_;
-  free_ = c;
-  free_count_++;
+  slabs_->free(c, sizeof(Chunk));
 }
 
 bool ChunkHeaderPool::verify() const {

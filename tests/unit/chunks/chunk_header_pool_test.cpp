@@ -1,4 +1,5 @@
-// Chunk headers come from the bookkeeping slabs; a few released ones are kept for splits.
+// Chunk headers come from the bookkeeping slabs; reserved ones wait in the pool, released ones go
+// back to the slabs.
 #include "chunks/chunk_header_pool.hpp"
 
 #include <gtest/gtest.h>
@@ -12,7 +13,7 @@
 namespace metaspace {
 namespace {
 
-TEST(ChunkHeaderPool, ReusesReleasedHeadersFreshlyReset) {
+TEST(ChunkHeaderPool, HandsOutReleasedSlotsFreshlyReset) {
   ChunkHeaderPool pool;
   EXPECT_TRUE(pool.verify());
   Chunk* a = pool.allocate();
@@ -25,7 +26,7 @@ TEST(ChunkHeaderPool, ReusesReleasedHeadersFreshlyReset) {
   EXPECT_EQ(pool.in_use(), 1u);
   EXPECT_TRUE(pool.verify()) << ms_last_error_text();
   Chunk* c = pool.allocate();
-  EXPECT_EQ(c, a) << "the released header is reused first";
+  EXPECT_EQ(c, a) << "the slabs hand the freed slot out first; allocate() must clear it";
   EXPECT_EQ(c->bytes, 0u);
   EXPECT_EQ(c->level, 0);
   EXPECT_EQ(c->state, Chunk::State::kUnused);
@@ -34,7 +35,7 @@ TEST(ChunkHeaderPool, ReusesReleasedHeadersFreshlyReset) {
   EXPECT_TRUE(pool.verify()) << ms_last_error_text();
 }
 
-TEST(ChunkHeaderPool, KeepsAFewReleasedHeadersAndReturnsTheRestToTheSlabs) {
+TEST(ChunkHeaderPool, ReturnsReleasedHeadersToTheSlabsSoTheirPagesEmpty) {
   SlabAllocator slabs({.reserve_bytes = 64 << 20, .return_at_once = false});
   ChunkHeaderPool pool(slabs);
   std::vector<Chunk*> headers;
@@ -46,12 +47,31 @@ TEST(ChunkHeaderPool, KeepsAFewReleasedHeadersAndReturnsTheRestToTheSlabs) {
   EXPECT_GE(committed, 600 * sizeof(Chunk));
   for (Chunk* c : headers) pool.release(c);
   EXPECT_EQ(pool.in_use(), 0u);
-  EXPECT_EQ(pool.pooled(), ChunkHeaderPool::kKeep);
-  EXPECT_EQ(slabs.live_allocations(), ChunkHeaderPool::kKeep) << "the rest went back";
+  EXPECT_EQ(pool.pooled(), 0u);
+  EXPECT_EQ(slabs.live_allocations(), 0u) << "no released header is kept: it would hold its page";
   EXPECT_GT(slabs.purge(), 0u);
-  EXPECT_LT(slabs.committed_bytes(), committed);
+  EXPECT_EQ(slabs.committed_bytes(), 0u) << "every slab page emptied";
   EXPECT_TRUE(pool.verify()) << ms_last_error_text();
   EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+}
+
+TEST(ChunkHeaderPool, ReservedHeadersStayPooledUntilUsed) {
+  SlabAllocator slabs({.reserve_bytes = 64 << 20, .return_at_once = false});
+  ChunkHeaderPool pool(slabs);
+  ASSERT_TRUE(pool.reserve(14));
+  EXPECT_EQ(pool.pooled(), 14u);
+  Chunk* a = pool.allocate();
+  Chunk* b = pool.allocate();
+  EXPECT_EQ(pool.pooled(), 12u);
+  pool.release(a);
+  pool.release(b);
+  EXPECT_EQ(pool.pooled(), 12u) << "a release does not refill the pool";
+  EXPECT_EQ(slabs.live_allocations(), 12u);
+  ASSERT_TRUE(pool.reserve(14));
+  EXPECT_EQ(pool.pooled(), 14u);
+  ASSERT_TRUE(pool.reserve(3));
+  EXPECT_EQ(pool.pooled(), 14u) << "a smaller reserve keeps what is pooled";
+  EXPECT_TRUE(pool.verify()) << ms_last_error_text();
 }
 
 TEST(ChunkHeaderPool, ReservedHeadersSurviveABookkeepingFailure) {
@@ -72,6 +92,7 @@ TEST(ChunkHeaderPool, VerifyCatchesAPooledHeaderStillInUse) {
   ChunkHeaderPool pool;
   Chunk* c = pool.allocate();
   pool.release(c);
+  ASSERT_TRUE(pool.reserve(1));  // the slabs hand c's slot out again: c now names a pooled header
   c->state = Chunk::State::kInUse;  // a stale pointer written after the release
   EXPECT_FALSE(pool.verify());
   EXPECT_EQ(ms_last_error(), MS_ERR_CORRUPTED);

@@ -209,7 +209,7 @@ TEST(ChunkManagerErrors, ReturningAMergedFollowerTwiceIsRefused) {
   Chunk* a = space.chunks.get_chunk(4, 4, 0);
   Chunk* b = space.chunks.get_chunk(4, 4, 0);
   ASSERT_EQ(space.chunks.return_chunk(a), MS_OK);
-  ASSERT_EQ(space.chunks.return_chunk(b), MS_OK);  // b's header goes back to the pool
+  ASSERT_EQ(space.chunks.return_chunk(b), MS_OK);  // b's header goes back to the slabs
   EXPECT_EQ(space.chunks.return_chunk(b), MS_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(error_mentions("no longer a chunk")) << ms_last_error_text();
   EXPECT_TRUE(space.consistent());

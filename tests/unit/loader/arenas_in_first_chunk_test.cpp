@@ -71,6 +71,15 @@ class ArenasInFirstChunk : public ::testing::Test {
     EXPECT_NE(ms, nullptr) << ms_last_error_text();
     return ms;
   }
+  // After a refused first allocation: the next one of 64 bytes succeeds with the arenas before
+  // it in the loader's first 4 KiB chunk; then the loader goes and everything verifies.
+  void retry_lands_after_the_arenas(ms_loader_t* l) {
+    void* p = ms_allocate(l, MS_SPACE_NONCLASS, 64);
+    ASSERT_NE(p, nullptr) << ms_last_error_text();
+    EXPECT_EQ(offset_in_chunk(p, 4 * KiB), kPrefix);
+    expect_prefix_is_overhead(ms_, l, 64);
+    verify_destroy_verify({l});
+  }
   // Verifies, destroys the loaders in the order given, verifies again.
   void verify_destroy_verify(std::initializer_list<ms_loader_t*> loaders) {
     ASSERT_MS_OK(ms_verify(ms_));
@@ -284,12 +293,7 @@ TEST_F(ArenasInFirstChunk, AFirstAllocationRefusedAtTheCapChangesNothing) {
   // Room again: the retry succeeds, with the arenas in the chunk.
   ASSERT_MS_OK(ms_loader_destroy(hog));
   ms_purge(ms_);
-  void* p = ms_allocate(l, MS_SPACE_NONCLASS, 64);
-  ASSERT_NE(p, nullptr) << ms_last_error_text();
-  EXPECT_EQ(offset_in_chunk(p, 4 * KiB), kPrefix);
-  expect_prefix_is_overhead(ms_, l, 64);
-  ASSERT_MS_OK(ms_loader_destroy(l));
-  ASSERT_MS_OK(ms_verify(ms_));
+  retry_lands_after_the_arenas(l);
 }
 
 TEST_F(ArenasInFirstChunk, AFirstAllocationMeetingACommitFaultChangesNothing) {
@@ -316,12 +320,7 @@ TEST_F(ArenasInFirstChunk, AFirstAllocationMeetingACommitFaultChangesNothing) {
   EXPECT_EQ(after.total.used_bytes, 0u);
   EXPECT_EQ(metaspace::test::loader_stats(l).chunks[MS_SPACE_NONCLASS], 0u);
   ASSERT_MS_OK(ms_verify(ms_));
-  p = ms_allocate(l, MS_SPACE_NONCLASS, 64);
-  ASSERT_NE(p, nullptr) << ms_last_error_text();
-  EXPECT_EQ(offset_in_chunk(p, 4 * KiB), kPrefix);
-  expect_prefix_is_overhead(ms_, l, 64);
-  ASSERT_MS_OK(ms_loader_destroy(l));
-  ASSERT_MS_OK(ms_verify(ms_));
+  retry_lands_after_the_arenas(l);
 }
 
 TEST_F(ArenasInFirstChunk, LoadersInRandomOrderVerifyAfterEveryStep) {

@@ -235,11 +235,15 @@ void* Arena::allocate(size_t bytes) {
   return p;
 }
 
+size_t Arena::consumed_without_prefix() const {
+  // The home prefix (adopt_home_chunk) is overhead, counted apart for the arena's whole life.
+  return retired_consumed_ +
+         (chunks_ != nullptr ? static_cast<size_t>(top() - chunks_->base) : 0) - home_prefix_;
+}
+
 Arena::Contribution Arena::contribution() const {
   Contribution c;
-  // The home prefix (adopt_home_chunk) is overhead, counted apart for the arena's whole life.
-  c.consumed = retired_consumed_ +
-               (chunks_ != nullptr ? static_cast<size_t>(top() - chunks_->base) : 0) - home_prefix_;
+  c.consumed = consumed_without_prefix();
   if (free_blocks_ != nullptr) {
     FreeBlocks::Totals t = free_blocks_->totals();
     for (int w = 0; w < 2; w++) {
@@ -311,9 +315,7 @@ void Arena::fold_if_due() {
   // that on every call was 12 % of a free. Churn that nets out folds early, which is harmless.
   if (chunk_count_ == folded_chunks_) {
     size_t moved = free_blocks_ != nullptr ? free_blocks_->moved_bytes() : 0;
-    size_t consumed = retired_consumed_ +
-                      (chunks_ != nullptr ? static_cast<size_t>(top() - chunks_->base) : 0) -
-                      home_prefix_;
+    size_t consumed = consumed_without_prefix();
     size_t bumped = consumed > folded_.consumed ? consumed - folded_.consumed
                                                 : folded_.consumed - consumed;
     size_t fences =

@@ -176,6 +176,9 @@ class Arena {
   // `slack`: bytes at the end of the block past the request (0..7), filled with a pattern.
   void install_fence(char* block, size_t bytes, size_t slack);
   ms_error_t deallocate_parked(void* p, size_t bytes);
+  // Bytes bumped off this arena's chunks, the home prefix apart: what contribution() and
+  // fold_if_due() count as consumed.
+  size_t consumed_without_prefix() const;
   // This arena's contribution to the space counters.
   struct Contribution {
     size_t consumed = 0;  // bumped off this arena's chunks (all in its own space), not the home prefix

@@ -493,8 +493,15 @@ struct ms__free_bins {
   struct ms__free_bin bin[32];     /* 1..32 words */
 };
 
+/* A loader handle is the address of the loader's head (16-byte aligned) plus a tag in its low 4
+ * bits, chosen when the loader is created so that no live handle equals one of the 1 024 handles
+ * that died last: a destroyed loader's object is reused at once, and a stale handle to it still
+ * gets MS_ERR_DESTROYED (docs/guarantees.md). The inline paths clear the tag to reach the head. */
+#define MS__HANDLE_TAG_MASK ((uintptr_t)15u)
+
 struct ms__loader_head {
-  /* (uintptr_t)loader ^ ms__handle_secret while the loader is alive, else 0. A handle that is
+  /* (uintptr_t)handle ^ ms__handle_secret while the loader is alive, else 0: the handle, tag
+   * included, so a stale handle to a reused object does not match its new cookie. A handle that is
    * not a live loader (another struct, the metaspace handle, freed memory) almost surely has
    * something else in its first word, so the fast path refuses it without touching it further
    * and the slow path reports MS_ERR_INVALID_ARGUMENT or MS_ERR_DESTROYED. The address binding
@@ -613,14 +620,16 @@ __attribute__((always_inline, unused)) static inline int ms__bins_push(
  * serve pops that block (an exact fit is a best fit); anything else is the library's. Kept out
  * of ms_allocate's body, so that the bump stays small enough to be inlined at every call site. */
 __attribute__((noinline, unused)) static void* ms__allocate_reuse(
-    struct ms__loader_head* head, ms_space_t space, size_t bytes, size_t n) MS__NOEXCEPT {
+    ms_loader_t* loader, ms_space_t space, size_t bytes, size_t n) MS__NOEXCEPT {
+  struct ms__loader_head* head =
+      (struct ms__loader_head*)((uintptr_t)loader & ~MS__HANDLE_TAG_MASK);
   struct ms__free_bins* f = head->bins;
   if (f != NULL && space == MS_SPACE_NONCLASS && n - 1u < 1024u &&
       n <= __atomic_load_n(&head->fit_max[MS_SPACE_NONCLASS], __ATOMIC_RELAXED)) {
     void* p = ms__bins_pop(f, n);
     if (p != NULL) return p;
   }
-  return ms_allocate_slow((ms_loader_t*)head, space, bytes);
+  return ms_allocate_slow(loader, space, bytes);
 }
 
 /* Allocates bytes (rounded up to 8, or to the class alignment in class space) from the loader.
@@ -628,7 +637,8 @@ __attribute__((noinline, unused)) static void* ms__allocate_reuse(
  * exact-size reuse above; then the library. Neither counts the block: per-block counts are kept
  * only with ms_settings_t.count_allocations (or checked mode), which keeps this path closed. */
 static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t bytes) MS__NOEXCEPT {
-  struct ms__loader_head* head = (struct ms__loader_head*)loader;
+  struct ms__loader_head* head =
+      (struct ms__loader_head*)((uintptr_t)loader & ~MS__HANDLE_TAG_MASK);
   if (MS__LIKELY(loader != NULL && (unsigned)space <= 1u &&
                  head->cookie == ((uintptr_t)loader ^ ms__handle_secret))) {
     struct ms__bump* b = &head->bump[space];
@@ -642,7 +652,7 @@ static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t by
       __atomic_store_n(&b->top, top + n, __ATOMIC_RELAXED);
       return top;
     }
-    return ms__allocate_reuse(head, space, bytes, n);
+    return ms__allocate_reuse(loader, space, bytes, n);
   }
   return ms_allocate_slow(loader, space, bytes);
 }
@@ -654,7 +664,8 @@ static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t by
  * class arena's bins, without the loader lock). */
 static inline ms_error_t ms__deallocate_inline(ms_loader_t* loader, void* p,
                                                size_t bytes) MS__NOEXCEPT {
-  struct ms__loader_head* head = (struct ms__loader_head*)loader;
+  struct ms__loader_head* head =
+      (struct ms__loader_head*)((uintptr_t)loader & ~MS__HANDLE_TAG_MASK);
   if (MS__LIKELY(loader != NULL && head->cookie == ((uintptr_t)loader ^ ms__handle_secret))) {
     struct ms__free_bins* f = head->bins;
     size_t n = (bytes + 7u) & ~(size_t)7u;

@@ -11,6 +11,7 @@
 #include "api/handle_secret.hpp"
 #include "api/struct_size.hpp"
 #include "common/error.hpp"
+#include "instance/live_metaspaces.hpp"
 #include "instance/metaspace.hpp"
 #include "instance/settings.hpp"
 
@@ -33,19 +34,28 @@ const Metaspace* from_handle(const ms_metaspace_t* ms) {
   return reinterpret_cast<const Metaspace*>(ms);
 }
 
-// The loader object, or null with the error set: a NULL or foreign handle is refused here.
+// The live loader a handle names, or null with the error set. The object a handle names
+// carries it (its cookie) only while that loader lives: the object is reused as soon as the
+// loader dies, under another handle (dead_handles.hpp). So a handle whose object does not carry
+// it is refused: MS_ERR_DESTROYED if it is one of its metaspace's dead handles, else
+// MS_ERR_INVALID_ARGUMENT. Read: the handle's first word and, if that matches, the magic word
+// (by the contract nothing destroys the loader meanwhile).
 LoaderMetaspace* loader_of(ms_loader_t* loader) {
-  auto* l = static_cast<LoaderMetaspace*>(reinterpret_cast<ms__loader_head*>(loader));
-  if (l == nullptr || !l->valid_handle()) {
-    fail(MS_ERR_INVALID_ARGUMENT, "%p is not a loader handle", (void*)loader);
-    return nullptr;
+  uintptr_t handle = reinterpret_cast<uintptr_t>(loader);
+  LoaderMetaspace* l = LoaderMetaspace::object_of(handle);
+  if (l != nullptr && l->cookie == metaspace::api::handle_cookie(loader) && l->valid_handle()) {
+    return l;
   }
-  return l;
+  Metaspace* ms = l != nullptr ? metaspace::live_metaspaces::holding_loader_address(l) : nullptr;
+  if (ms != nullptr) {
+    ms->refuse_handle(handle);
+  } else {
+    fail(MS_ERR_INVALID_ARGUMENT, "%p is not a loader handle", (void*)loader);
+  }
+  return nullptr;
 }
 
-ms_loader_t* to_handle(LoaderMetaspace* l) {
-  return reinterpret_cast<ms_loader_t*>(static_cast<ms__loader_head*>(l));
-}
+ms_loader_t* to_handle(LoaderMetaspace* l) { return reinterpret_cast<ms_loader_t*>(l->handle()); }
 
 // The settings a caller passed, over the defaults for fields its header did not have.
 bool read_settings(const ms_settings_t* in, ms_settings_t* out) {
@@ -150,9 +160,9 @@ void* ms_allocate_slow(ms_loader_t* loader, ms_space_t space, size_t bytes) noex
   // A shared loader's window first, before the barrier and the handle checks: most of its blocks
   // end here. The cookie says the loader is alive (the inline path reads it too), so its object
   // may be read.
-  auto* head = reinterpret_cast<ms__loader_head*>(loader);
+  LoaderMetaspace* head = LoaderMetaspace::object_of(reinterpret_cast<uintptr_t>(loader));
   if (loader != nullptr && head->cookie == metaspace::api::handle_cookie(loader)) {
-    if (void* p = static_cast<LoaderMetaspace*>(head)->allocate_in_window(space, bytes)) return p;
+    if (void* p = head->allocate_in_window(space, bytes)) return p;
   }
   return allocate_checked(loader, space, bytes);
 }
@@ -270,16 +280,21 @@ ms_error_t ms_get_stats(ms_metaspace_t* ms, ms_stats_t* out) noexcept {
 ms_error_t ms_loader_get_stats_sized(ms_loader_t* loader, ms_loader_stats_t* out,
                                      size_t out_size) noexcept {
   return barrier_error("ms_loader_get_stats", [&] {
-    LoaderMetaspace* l = loader_of(loader);
-    if (l == nullptr) return ms_last_error();
+    // Not loader_of(): statistics may race with the loader's destruction (docs/threads.md), so
+    // the handle is checked under its metaspace's registry lock, which a destruction takes.
+    uintptr_t handle = reinterpret_cast<uintptr_t>(loader);
+    LoaderMetaspace* object = LoaderMetaspace::object_of(handle);
+    Metaspace* ms =
+        object != nullptr ? metaspace::live_metaspaces::holding_loader_address(object) : nullptr;
+    if (ms == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "%p is not a loader handle", (void*)loader);
     if (out == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no output");
     size_t bytes = 0;
     if (!metaspace::api::caller_struct_bytes("loader stats", out_size, sizeof(ms_loader_stats_t),
                                              metaspace::api::kLoaderStatsBytesV0_2, &bytes)) {
       return ms_last_error();
     }
-    metaspace::LoaderStats s = l->stats();
-    if (s.destroyed) return fail(MS_ERR_DESTROYED, "statistics of a destroyed loader");
+    metaspace::LoaderStats s;
+    if (ms_error_t e = ms->loader_stats(handle, &s); e != MS_OK) return e;
     ms_loader_stats_t result{};
     result.kind = s.kind;
     result.allocations = s.allocations;

@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "common/verify.hpp"
+#include "instance/live_metaspaces.hpp"
 #include "instance/settings.hpp"
 
 namespace metaspace {
@@ -16,7 +17,8 @@ std::unique_ptr<Metaspace> Metaspace::create(const ms_settings_t& requested) {
   std::unique_ptr<Metaspace> ms(new Metaspace(settings));
   if (ms->archive_refused_) return nullptr;  // MS_ARCHIVE_REQUIRE: the refusal is recorded
   // The reservations left their error.
-  if (!ms->class_space_->ok() || !ms->nonclass_->ok()) return nullptr;
+  if (!ms->class_space_->ok() || !ms->nonclass_->ok() || !ms->loader_objects_->ok()) return nullptr;
+  live_metaspaces::add(ms.get());
   return ms;
 }
 
@@ -58,6 +60,9 @@ Metaspace::Metaspace(const ms_settings_t& settings)
   // that range before it.
   if (!class_space_->ok()) return;
   nonclass_ = std::make_unique<Context>(MS_SPACE_NONCLASS, nonclass, limiter_, policy, 0);
+  loader_objects_ = std::make_unique<SlabAllocator>(
+      SlabAllocator::Options{.reserve_bytes = kBookkeepingReserveBytes,
+                             .return_at_once = policy.uncommit_on_return});
   limiter_.set_threshold(settings.gc_threshold_bytes, settings.gc_callback,
                          settings.gc_callback_user);
   // Shared chunks of one granule: a shared chunk's death is its granule's return.
@@ -71,9 +76,48 @@ Metaspace::Metaspace(const ms_settings_t& settings)
   loader_env_ = std::make_unique<LoaderEnvironment>(LoaderEnvironment{
       *nonclass_, *class_space_, limiter_, *micro_pool_, handle(), protect,
       settings.count_allocations != 0 || protect});
+  dead_ = std::make_unique<DeadHandles>(nonclass_->bookkeeping());
 }
 
 void Metaspace::free_loader_object(LoaderMetaspace* l) { loader_slabs().destroy(l); }
+
+namespace {
+
+// The tags a handle may carry: 4 bits (loader objects are 16-byte aligned), but never 7 in the
+// low 3 bits. A live loader's cookie is handle ^ secret, and the secret's low 3 bits are set
+// (api/handle_secret.cpp), so a cookie is never an 8-byte aligned word: no pointer (a free list
+// link of the slab, a self-pointing word) can look like one.
+constexpr uint8_t kHandleTags[] = {0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14};
+static_assert(sizeof(kHandleTags) == 14 && MS__HANDLE_TAG_MASK == 15);
+// An object all of whose handles are remembered as dead is set aside while another is taken.
+// The dead handles name at most this many objects in full, so no more can be set aside.
+constexpr size_t kMostUsedUpObjects = DeadHandles::kRemembered / sizeof(kHandleTags) + 1;
+
+}  // namespace
+
+LoaderMetaspace* Metaspace::new_loader_object() {
+  // The slab hands the object of the loader that died last out first (its page is hot), so a
+  // runtime that creates and destroys loaders in a loop gets one object back with the next tag
+  // each time; after 14 of them among the last 1 024 deaths it gets another.
+  LoaderMetaspace* used_up[kMostUsedUpObjects];
+  size_t n = 0;
+  LoaderMetaspace* found = nullptr;
+  while (found == nullptr && n < kMostUsedUpObjects) {
+    LoaderMetaspace* l = loader_slabs().create<LoaderMetaspace>(*loader_env_);
+    if (l == nullptr) break;  // MS_ERR_OUT_OF_MEMORY recorded
+    for (uint8_t tag : kHandleTags) {
+      l->set_tag(tag);
+      if (!dead_->contains(l->handle())) {
+        found = l;
+        break;
+      }
+    }
+    if (found == nullptr) used_up[n++] = l;
+  }
+  MS_ASSERT(found != nullptr || n < kMostUsedUpObjects, "%zu loader objects used up", n);
+  for (size_t i = 0; i < n; i++) free_loader_object(used_up[i]);
+  return found;
+}
 
 bool Metaspace::map_archive(uintptr_t* class_wish) {
   archive_path_ = settings_.archive_path;
@@ -106,6 +150,7 @@ bool Metaspace::leave_out_archive() {
 }
 
 Metaspace::~Metaspace() {
+  live_metaspaces::remove(this);
   // Arenas first (they return chunks), then the spaces unmap everything.
   while (live_ != nullptr) {
     LoaderMetaspace* l = live_;
@@ -113,8 +158,8 @@ Metaspace::~Metaspace() {
     l->close();
     free_loader_object(l);
   }
-  for (LoaderMetaspace* l : dead_) free_loader_object(l);
-  dead_.clear();
+  dead_.reset();
+  loader_objects_.reset();
   micro_pool_.reset();  // returns its current chunks
   class_space_.reset();
   nonclass_.reset();
@@ -130,9 +175,19 @@ LoaderMetaspace* Metaspace::create_loader(ms_loader_kind_t kind, unsigned flags)
     return nullptr;
   }
   std::lock_guard<std::mutex> guard(registry_lock_);
-  auto* l = loader_slabs().create<LoaderMetaspace>(*loader_env_);
+  // Room among the dead handles for this loader's, before it exists: its death cannot fail.
+  // (Every live loader's room is reserved the same way: live + dead never outgrow it.)
+  if (!dead_->reserve(dead_->size() + live_count_ + 1)) return nullptr;  // MS_ERR_OUT_OF_MEMORY
+  LoaderMetaspace* l = new_loader_object();
   if (l == nullptr) return nullptr;  // MS_ERR_OUT_OF_MEMORY recorded
-  if (!l->open(kind, flags)) {
+  bool opened = false;
+  try {
+    opened = l->open(kind, flags);
+  } catch (...) {  // std::bad_alloc of a heap structure (checked mode): the API barrier reports it
+    free_loader_object(l);
+    throw;
+  }
+  if (!opened) {
     free_loader_object(l);
     return nullptr;  // MS_ERR_OUT_OF_MEMORY recorded
   }
@@ -154,12 +209,57 @@ ms_error_t Metaspace::destroy_loader(LoaderMetaspace* l) {
   live_count_--;
   live_by_kind_[l->kind()]--;
   ms_error_t result = l->close();
-  dead_.push_back(l);
-  if (dead_.size() > kQuarantine) {
-    free_loader_object(dead_.front());
-    dead_.pop_front();
-  }
+  uintptr_t handle = l->handle();
+  // Nothing refers to the object any more (its arenas, windows and pooled runs went with
+  // close()): the slot is free for the next loader, under another handle.
+  free_loader_object(l);
+  dead_->add(handle);
   return result;
+}
+
+bool Metaspace::verify_dead_handles() {
+  std::lock_guard<std::mutex> guard(registry_lock_);
+  if (!dead_->verify()) return false;
+  size_t live = 0;
+  for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) {
+    MS_VERIFY(!dead_->contains(l->handle()), "live loader %p has a dead handle",
+              reinterpret_cast<void*>(l->handle()));
+    live++;
+  }
+  // Every live loader's death has its room (create_loader reserved it).
+  MS_VERIFY(dead_->capacity() >= std::min(DeadHandles::kRemembered, dead_->size() + live),
+            "room for %zu dead handles, %zu dead and %zu live", dead_->capacity(), dead_->size(),
+            live);
+  MS_VERIFY(loader_slabs().live_allocations() == live, "%zu loader objects for %zu live loaders",
+            loader_slabs().live_allocations(), live);
+  return true;
+}
+
+ms_error_t Metaspace::refuse_handle(uintptr_t handle) {
+  std::lock_guard<std::mutex> guard(registry_lock_);
+  if (dead_->contains(handle)) {
+    return fail(MS_ERR_DESTROYED, "loader %p was destroyed", reinterpret_cast<void*>(handle));
+  }
+  return fail(MS_ERR_INVALID_ARGUMENT, "%p is not a loader handle",
+              reinterpret_cast<void*>(handle));
+}
+
+ms_error_t Metaspace::loader_stats(uintptr_t handle, LoaderStats* out) {
+  std::unique_lock<std::mutex> registry(registry_lock_);
+  LoaderMetaspace* l = LoaderMetaspace::object_of(handle);
+  // Under the registry lock no loader dies, so what the object says now holds until its own
+  // lock is taken: it is this handle's loader only if it is alive and carries the handle.
+  if (!loader_slabs().readable(l, sizeof(LoaderMetaspace)) || !l->valid_handle() || !l->alive() ||
+      l->handle() != handle) {
+    registry.unlock();
+    return refuse_handle(handle);
+  }
+  std::lock_guard<LoaderLock> guard(l->lock());
+  registry.unlock();
+  std::lock_guard<std::mutex> nc(nonclass_->chunks().lock());
+  std::lock_guard<std::mutex> cl(class_space_->context().chunks().lock());
+  *out = l->stats_locked();
+  return MS_OK;
 }
 
 void Metaspace::purge() {
@@ -168,6 +268,7 @@ void Metaspace::purge() {
   class_space_->context().chunks().purge();
   // After the chunk managers: removing nodes and merging chunks frees bookkeeping.
   nonclass_->bookkeeping().purge();
+  loader_objects_->purge();
   class_space_->context().bookkeeping().purge();
 }
 
@@ -250,7 +351,7 @@ void Metaspace::space_totals(ms_stats_t& t) {
     // Bookkeeping is memory the space holds: part of committed, shown apart as overhead. The
     // part that lies inside chunks in use (loaders' arenas) is committed chunk memory already;
     // it joins overhead with the counters below.
-    sp.overhead_bytes = c.overhead_bytes();
+    sp.overhead_bytes = outside_overhead_bytes(static_cast<ms_space_t>(s));
     sp.committed_bytes = c.vslist().committed_bytes() + sp.overhead_bytes;
     outside_overhead[s] = sp.overhead_bytes;
     sp.nodes = c.vslist().nodes().size();
@@ -330,7 +431,7 @@ void Metaspace::usage(ms_usage_t* out) const {
     sp.reserved_bytes = c.vslist().reserved_bytes();
     // Bookkeeping is part of committed, shown apart as overhead (as in the snapshot); the part
     // inside chunks in use is chunk memory already.
-    sp.overhead_bytes = c.overhead_bytes();
+    sp.overhead_bytes = outside_overhead_bytes(static_cast<ms_space_t>(s));
     sp.committed_bytes = c.vslist().committed_bytes() + sp.overhead_bytes;
     sp.overhead_bytes += c.chunks().usage().overhead_in_chunks_bytes.load(std::memory_order_relaxed);
     sp.used_bytes = c.chunks().usage().used_bytes.load(std::memory_order_relaxed);
@@ -366,6 +467,7 @@ ms_error_t Metaspace::verify() {
       MS_VERIFY(n == live_count_, "%zu live loaders listed, counter says %zu", n, live_count_);
     }
     if (!limiter_.verify() || !nonclass_->verify() || !class_space_->verify() ||
+        !loader_objects_->verify() || !verify_dead_handles() ||
         !micro_pool_->verify()) {
       return false;
     }

@@ -7,7 +7,6 @@
 #include <metaspace/metaspace.h>
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,6 +16,7 @@
 #include "commit/commit_limiter.hpp"
 #include "context/class_space.hpp"
 #include "context/context.hpp"
+#include "instance/dead_handles.hpp"
 #include "loader/loader_metaspace.hpp"
 #include "loader/micro_pool.hpp"
 
@@ -62,8 +62,20 @@ class Metaspace {
     return archive_error_;
   }
 
+  // The loader's handle is l->handle(): its tag is chosen so that it is none of the handles
+  // that died last (dead_handles.hpp).
   LoaderMetaspace* create_loader(ms_loader_kind_t kind, unsigned flags);
+  // The object goes back at once; its handle joins the dead handles.
   ms_error_t destroy_loader(LoaderMetaspace* loader);
+  // Whether p lies where this metaspace keeps loader objects (live_metaspaces.hpp). Lock-free.
+  bool holds_loader_address(const void* p) const { return loader_objects_->in_range(p); }
+  // A handle whose object does not carry it: MS_ERR_DESTROYED (recorded) if it is one of the
+  // dead handles remembered, else MS_ERR_INVALID_ARGUMENT.
+  ms_error_t refuse_handle(uintptr_t handle);
+  // The statistics of the live loader `handle`, safe against its concurrent destruction: the
+  // handle is checked and the loader locked under the registry lock, which destruction takes.
+  // MS_ERR_DESTROYED / MS_ERR_INVALID_ARGUMENT as refuse_handle.
+  ms_error_t loader_stats(uintptr_t handle, LoaderStats* out);
 
   void purge();
   // Never holds more than one loader lock at a time (see metaspace.cpp).
@@ -75,24 +87,38 @@ class Metaspace {
   // Owner of this object for callbacks (the C handle).
   ms_metaspace_t* handle() { return reinterpret_cast<ms_metaspace_t*>(this); }
 
-  // Dead loader objects are kept (and freed) only after this many later deaths, so that a
-  // runtime using a handle after destroying it gets MS_ERR_DESTROYED rather than touching freed
-  // memory, while the objects of long-dead loaders do not pile up.
-  static constexpr size_t kQuarantine = 1024;
+  // A handle used after its loader's destruction gets MS_ERR_DESTROYED until this many more
+  // loaders of the metaspace died (docs/guarantees.md).
+  static constexpr size_t kDeadHandlesRemembered = DeadHandles::kRemembered;
 
  private:
   explicit Metaspace(const ms_settings_t& settings);
   // Calls f(loader) for every live loader, with the registry lock and that loader's lock held.
   template <typename F>
   void visit_loaders(F f);
+  // The dead handles are consistent, none is a live loader's, each live loader's death has room.
+  bool verify_dead_handles();
   // Brings the counters up to date, skipping loaders that are busy (never waits for one).
   void fold_all_loaders();
   // The totals of every space from its counters, under both chunk managers' locks.
   void space_totals(ms_stats_t& t);
 
-  // Loader objects live in the non-class space's bookkeeping (counted, returned when free).
-  SlabAllocator& loader_slabs() { return nonclass_->bookkeeping(); }
+  // Loader objects have slabs of their own, counted as the non-class space's overhead and
+  // returned when free like the rest of its bookkeeping. Apart, so that a page that held loader
+  // objects holds nothing else later: loader_stats() may read a stale handle's object (a freed
+  // or reused one, or zeros) under the registry lock, and every write to what it reads there is
+  // made under that lock too (creation, death).
+  SlabAllocator& loader_slabs() { return *loader_objects_; }
+  // The space's bookkeeping outside chunks: its context's, and for the non-class space the
+  // loader objects. O(1), lock-free.
+  size_t outside_overhead_bytes(ms_space_t space) const {
+    const Context& c = space == MS_SPACE_CLASS ? class_space_->context() : *nonclass_;
+    return c.overhead_bytes() + (space == MS_SPACE_NONCLASS ? loader_objects_->committed_bytes() : 0);
+  }
   void free_loader_object(LoaderMetaspace* l);
+  // A new object whose handle, with some tag, is none of the dead handles; null with the error
+  // recorded. Caller holds registry_lock_.
+  LoaderMetaspace* new_loader_object();
   // Maps settings_.archive_path and sets *class_wish right above it. A refusal is recorded for
   // archive_status; false only if the policy is MS_ARCHIVE_REQUIRE (error recorded).
   bool map_archive(uintptr_t* class_wish);
@@ -102,6 +128,7 @@ class Metaspace {
   ms_settings_t settings_;
   CommitLimiter limiter_;
   std::unique_ptr<Context> nonclass_;
+  std::unique_ptr<SlabAllocator> loader_objects_;  // see loader_slabs()
   std::unique_ptr<ClassSpace> class_space_;
   std::unique_ptr<MicroPool> micro_pool_;
   std::unique_ptr<LoaderEnvironment> loader_env_;  // what every loader refers to
@@ -118,7 +145,8 @@ class Metaspace {
   LoaderMetaspace* live_ = nullptr;  // owned; doubly linked through prev_/next_
   size_t live_count_ = 0;
   size_t live_by_kind_[MS_LOADER_KIND_COUNT] = {};
-  std::deque<LoaderMetaspace*> dead_;  // owned; oldest first
+  // The handles of the loaders that died last (under registry_lock_), in the bookkeeping slabs.
+  std::unique_ptr<DeadHandles> dead_;
 };
 
 }  // namespace metaspace

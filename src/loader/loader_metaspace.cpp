@@ -70,7 +70,6 @@ void LoaderMetaspace::destroy_arenas() {
 
 bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
   kind_ = static_cast<uint8_t>(kind | ((flags & MS_LOADER_SHARED) != 0 ? kSharedBit : 0));
-  graduated_ = false;
   micro_ = MicroRecord{};
   for (ms__bump& b : bump) {
     __atomic_store_n(&b.top, nullptr, __ATOMIC_RELAXED);
@@ -184,7 +183,7 @@ bool LoaderMetaspace::class_windows_locked() {
 }
 
 bool LoaderMetaspace::pools(ms_space_t space) const {
-  if (graduated_) return false;
+  if (graduated()) return false;
   switch (kind()) {
     case MS_LOADER_MICRO: return true;
     // A standard loader's Klasses (loader_metaspace.hpp), on two conditions:
@@ -210,7 +209,7 @@ void* LoaderMetaspace::allocate_locked(ms_space_t space, size_t bytes) {
     bool graduate = false;
     void* p = allocate_pooled(space, bytes, &graduate);
     if (!graduate) return p;
-    graduated_ = true;  // for good: its next blocks, of both spaces, come from its arenas
+    kind_ |= kGraduatedBit;  // for good: its next blocks, of both spaces, come from its arenas
   }
   if (space == MS_SPACE_CLASS) {
     if (!ensure_class_arena()) return nullptr;
@@ -460,7 +459,7 @@ void LoaderMetaspace::add_arena_stats(LoaderStats& s) const {
 
 LoaderStats LoaderMetaspace::stats_locked() const {
   LoaderStats s;
-  s.handle = static_cast<const ms__loader_head*>(this);
+  s.handle = reinterpret_cast<const void*>(handle());
   s.kind = kind();
   s.destroyed = !alive_;
   if (!alive_) return s;

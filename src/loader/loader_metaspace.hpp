@@ -84,6 +84,17 @@ class LoaderMetaspace : public ms__loader_head {
 
   // A handle that does not carry this is not a loader (a stray pointer, or freed memory).
   bool valid_handle() const { return magic_ == kMagic; }
+  // The runtime's handle of this loader: its address and its tag (metaspace.h,
+  // MS__HANDLE_TAG_MASK), which the metaspace chooses before open() (dead_handles.hpp).
+  uintptr_t handle() const {
+    return reinterpret_cast<uintptr_t>(static_cast<const ms__loader_head*>(this)) | tag_;
+  }
+  void set_tag(uint8_t tag) { tag_ = tag; }
+  // The object a handle names, whether or not it is (still) that handle's loader.
+  static LoaderMetaspace* object_of(uintptr_t handle) {
+    return static_cast<LoaderMetaspace*>(
+        reinterpret_cast<ms__loader_head*>(handle & ~MS__HANDLE_TAG_MASK));
+  }
 
   // Gives the (recycled) object a life. False with MS_ERR_OUT_OF_MEMORY if its arenas could not
   // be made (then nothing changed).
@@ -119,7 +130,7 @@ class LoaderMetaspace : public ms__loader_head {
   // Caller holds lock().
   bool verify_locked() const;
 
-  ms_loader_kind_t kind() const { return static_cast<ms_loader_kind_t>(kind_ & ~kSharedBit); }
+  ms_loader_kind_t kind() const { return static_cast<ms_loader_kind_t>(kind_ & kKindMask); }
   // Whether a block of `space` comes from the micro pool: every block of a micro loader, and
   // the class blocks of a standard loader, until the pool tells the loader to graduate.
   bool pools(ms_space_t space) const;
@@ -184,14 +195,20 @@ class LoaderMetaspace : public ms__loader_head {
     return !shared() && alive_ && arenas_ != nullptr && arenas_->has_class();
   }
 
-  // 144 bytes in all: the head (72), one word of magic, lock and state, 4 pointers, the record.
+  bool graduated() const { return (kind_ & kGraduatedBit) != 0; }
+
+  // 144 bytes in all: the head (72), one word of magic, lock, state, tag and kind, 4 pointers,
+  // the record.
   static constexpr uint32_t kMagic = 0x4C4F4144u;  // "LOAD"
   const uint32_t magic_ = kMagic;
   LoaderLock lock_;
   bool alive_ = false;
-  bool graduated_ = false;
-  uint8_t kind_ = MS_LOADER_STANDARD;  // | kSharedBit for MS_LOADER_SHARED
+  uint8_t tag_ = 0;  // the handle's low bits (handle())
+  uint8_t kind_ = MS_LOADER_STANDARD;  // | kSharedBit for MS_LOADER_SHARED, | kGraduatedBit
   static constexpr uint8_t kSharedBit = 0x80;
+  // Its blocks, of both spaces, come from its arenas for good (no longer from the micro pool).
+  static constexpr uint8_t kGraduatedBit = 0x40;
+  static constexpr uint8_t kKindMask = 0x3F;
   const LoaderEnvironment* const env_;
 
  public:

@@ -57,6 +57,16 @@ class PageStore {
     return p >= base_ + first_page_ * page_bytes_ && p < base_ + next_page_ * page_bytes_;
   }
 
+  // Inside the reserved range, whether or not a page there was ever handed out. Lock-free.
+  bool in_range(const void* p) const {
+    return base_ != nullptr && p >= base_ && p < base_ + pages_ * page_bytes_;
+  }
+  // [p, p + bytes) lies in the part opened read-write, which stays open: it can be read (zeros
+  // where a page was given back), whatever was there.
+  bool readable(const void* p, size_t bytes) const {
+    return in_range(p) && static_cast<size_t>(static_cast<const char*>(p) - base_) <= open_bytes_ &&
+           bytes <= open_bytes_ - static_cast<size_t>(static_cast<const char*>(p) - base_);
+  }
   // One page, or `pages` contiguous fresh pages; null with the error set. Contents undefined.
   char* allocate_page();
   char* allocate_pages(size_t pages);

@@ -39,6 +39,15 @@ class SlabAllocator {
   // chunk headers by their offset from it.
   const char* range_base() const { return pages_.range_base(); }
 
+  // Inside the reserved range (lock-free): where this allocator's objects are, were or may be.
+  bool in_range(const void* p) const { return pages_.in_range(p); }
+  // [p, p + bytes) can be read whatever it holds now (an object, a freed one, a page given back,
+  // which reads zeros): it lies where the range was opened, which stays open.
+  bool readable(const void* p, size_t bytes) const {
+    std::lock_guard<std::mutex> guard(lock_);
+    return pages_.readable(p, bytes);
+  }
+
   // `bytes` > 0; 16-byte aligned memory, or null with MS_ERR_OUT_OF_MEMORY (or the kernel's
   // refusal) recorded.
   void* allocate(size_t bytes);

@@ -29,9 +29,9 @@ namespace metaspace::fuzz {
 namespace {
 
 // The library's own figures: checked mode's fence behind every block, and the number of later
-// deaths after which a dead loader's object may be reused (a dead handle may name a live loader).
+// deaths after which a dead handle is forgotten (it may then name a live loader again).
 constexpr size_t kFenceBytes = Fence::kBytes;
-constexpr uint64_t kQuarantineSafe = Metaspace::kQuarantine;
+constexpr uint64_t kDeadHandlesRemembered = Metaspace::kDeadHandlesRemembered;
 constexpr size_t kMaxOperations = 1500;
 constexpr size_t kMaxLoaders = 48;
 constexpr size_t kMaxBlocksPerLoader = 4096;
@@ -415,7 +415,7 @@ class Session {
   void op_use_after_destroy() {
     if (dead_.empty()) return;
     auto [h, death] = dead_[in_.u8() % dead_.size()];
-    if (deaths_ - death >= kQuarantineSafe) return;  // the object may live again
+    if (deaths_ - death >= kDeadHandlesRemembered) return;  // forgotten: may name a loader again
     stats_.bad_calls++;
     switch (in_.u8() % 4) {
       case 0:

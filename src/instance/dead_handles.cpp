@@ -17,14 +17,13 @@ DeadHandles::~DeadHandles() {
   if (storage_ != nullptr) slabs_.free(storage_, storage_bytes(capacity_));
 }
 
-size_t DeadHandles::home(uintptr_t h) const {
+size_t DeadHandles::home(uint32_t offset) const {
   // Handles differ in their tag (low bits) and in slab positions: mix before taking top bits.
-  uint64_t x = (static_cast<uint64_t>(h) ^ (static_cast<uint64_t>(h) >> 17)) *
-               0x9E3779B97F4A7C15u;
+  uint64_t x = (uint64_t{offset} ^ (uint64_t{offset} >> 17)) * 0x9E3779B97F4A7C15u;
   return static_cast<size_t>(x >> (64 - std::countr_zero(index_slots())));
 }
 
-uint16_t DeadHandles::find(uintptr_t h) const {
+uint16_t DeadHandles::find(uint32_t h) const {
   if (count_ == 0) return kEmpty;
   size_t mask = index_slots() - 1;
   for (size_t i = home(h);; i = (i + 1) & mask) {
@@ -41,7 +40,7 @@ void DeadHandles::insert_index(uint16_t position) {
   index_[i] = position;
 }
 
-void DeadHandles::erase_index(uintptr_t h) {
+void DeadHandles::erase_index(uint32_t h) {
   size_t mask = index_slots() - 1;
   size_t i = home(h);
   while (ring_[index_[i]] != h) i = (i + 1) & mask;  // h is there: its caller remembers it
@@ -63,7 +62,7 @@ bool DeadHandles::reserve(size_t n) {
   size_t capacity = std::bit_ceil(n < 16 ? size_t{16} : n);
   void* storage = slabs_.allocate(storage_bytes(capacity));
   if (storage == nullptr) return false;  // MS_ERR_OUT_OF_MEMORY recorded
-  auto* ring = static_cast<uintptr_t*>(storage);
+  auto* ring = static_cast<uint32_t*>(storage);
   for (size_t i = 0; i < count_; i++) ring[i] = ring_[(oldest_ + i) & (capacity_ - 1)];
   if (storage_ != nullptr) slabs_.free(storage_, storage_bytes(capacity_));
   storage_ = storage;
@@ -76,8 +75,10 @@ bool DeadHandles::reserve(size_t n) {
   return true;
 }
 
-void DeadHandles::add(uintptr_t h) {
-  MS_ASSERT(h != 0 && !contains(h), "dead handle %#zx added twice", static_cast<size_t>(h));
+void DeadHandles::add(uintptr_t handle) {
+  MS_ASSERT(handle > base_ && handle - base_ <= UINT32_MAX && !contains(handle),
+            "dead handle %#zx outside the range or added twice", static_cast<size_t>(handle));
+  uint32_t h = static_cast<uint32_t>(handle - base_);
   MS_ASSERT(count_ < capacity_ || count_ == kRemembered,
             "no room reserved for a dead handle (%zu of %zu)", count_, capacity_);
   size_t position;
@@ -102,8 +103,8 @@ bool DeadHandles::verify() const {
   for (size_t i = 0; i < count_; i++) {
     size_t position = (oldest_ + i) & (capacity_ - 1);
     MS_VERIFY(ring_[position] != 0, "dead handle %zu of %zu is 0", i, count_);
-    MS_VERIFY(find(ring_[position]) == position, "dead handle %#zx not found at ring position %zu",
-              static_cast<size_t>(ring_[position]), position);
+    MS_VERIFY(find(ring_[position]) == position,
+              "dead handle at offset %#x not found at ring position %zu", ring_[position], position);
   }
   size_t entries = 0;
   for (size_t i = 0; i < index_slots(); i++) {

@@ -76,7 +76,8 @@ Metaspace::Metaspace(const ms_settings_t& settings)
   loader_env_ = std::make_unique<LoaderEnvironment>(LoaderEnvironment{
       *nonclass_, *class_space_, limiter_, *micro_pool_, handle(), protect,
       settings.count_allocations != 0 || protect});
-  dead_ = std::make_unique<DeadHandles>(nonclass_->bookkeeping());
+  dead_ = std::make_unique<DeadHandles>(
+      nonclass_->bookkeeping(), reinterpret_cast<uintptr_t>(loader_objects_->range_base()));
 }
 
 void Metaspace::free_loader_object(LoaderMetaspace* l) { loader_slabs().destroy(l); }
@@ -158,6 +159,11 @@ Metaspace::~Metaspace() {
     l->close();
     free_loader_object(l);
   }
+  while (kept_first_ != nullptr) {
+    LoaderMetaspace* l = kept_first_;
+    kept_first_ = l->next_;
+    free_loader_object(l);
+  }
   dead_.reset();
   loader_objects_.reset();
   micro_pool_.reset();  // returns its current chunks
@@ -175,9 +181,6 @@ LoaderMetaspace* Metaspace::create_loader(ms_loader_kind_t kind, unsigned flags)
     return nullptr;
   }
   std::lock_guard<std::mutex> guard(registry_lock_);
-  // Room among the dead handles for this loader's, before it exists: its death cannot fail.
-  // (Every live loader's room is reserved the same way: live + dead never outgrow it.)
-  if (!dead_->reserve(dead_->size() + live_count_ + 1)) return nullptr;  // MS_ERR_OUT_OF_MEMORY
   LoaderMetaspace* l = new_loader_object();
   if (l == nullptr) return nullptr;  // MS_ERR_OUT_OF_MEMORY recorded
   bool opened = false;
@@ -209,12 +212,35 @@ ms_error_t Metaspace::destroy_loader(LoaderMetaspace* l) {
   live_count_--;
   live_by_kind_[l->kind()]--;
   ms_error_t result = l->close();
-  uintptr_t handle = l->handle();
   // Nothing refers to the object any more (its arenas, windows and pooled runs went with
-  // close()): the slot is free for the next loader, under another handle.
-  free_loader_object(l);
-  dead_->add(handle);
+  // close()): it is free for the next loader, under another handle, once its handle is
+  // remembered. Without room for that (the bookkeeping refused), the object is kept, dead, and
+  // says so itself (refuse_handle), until a later death finds room for both.
+  if (dead_->reserve(dead_->size() + kept_count_ + 1)) {
+    forget_kept_objects();
+    dead_->add(l->handle());
+    free_loader_object(l);
+  } else {
+    clear_error();  // the loader is destroyed all the same
+    l->mark_kept_dead();
+    l->prev_ = kept_last_;
+    if (kept_last_ != nullptr) kept_last_->next_ = l; else kept_first_ = l;
+    kept_last_ = l;
+    kept_count_++;
+  }
   return result;
+}
+
+void Metaspace::forget_kept_objects() {
+  // They died first: their handles go in first, in the order of death.
+  while (kept_first_ != nullptr) {
+    LoaderMetaspace* l = kept_first_;
+    kept_first_ = l->next_;
+    dead_->add(l->handle());
+    free_loader_object(l);
+    kept_count_--;
+  }
+  kept_last_ = nullptr;
 }
 
 bool Metaspace::verify_dead_handles() {
@@ -226,18 +252,27 @@ bool Metaspace::verify_dead_handles() {
               reinterpret_cast<void*>(l->handle()));
     live++;
   }
-  // Every live loader's death has its room (create_loader reserved it).
-  MS_VERIFY(dead_->capacity() >= std::min(DeadHandles::kRemembered, dead_->size() + live),
-            "room for %zu dead handles, %zu dead and %zu live", dead_->capacity(), dead_->size(),
-            live);
-  MS_VERIFY(loader_slabs().live_allocations() == live, "%zu loader objects for %zu live loaders",
-            loader_slabs().live_allocations(), live);
+  size_t kept = 0;
+  for (LoaderMetaspace* l = kept_first_; l != nullptr; l = l->next_) {
+    MS_VERIFY(!l->alive() && l->kept_dead() && !dead_->contains(l->handle()),
+              "kept dead loader object %p: alive %d, kept %d", (void*)l, l->alive(), l->kept_dead());
+    MS_VERIFY(l->next_ != nullptr || l == kept_last_, "kept loader objects: the list's end");
+    kept++;
+  }
+  MS_VERIFY(kept == kept_count_, "%zu kept dead loader objects, counter says %zu", kept,
+            kept_count_);
+  MS_VERIFY(loader_slabs().live_allocations() == live + kept,
+            "%zu loader objects for %zu live loaders and %zu kept dead ones",
+            loader_slabs().live_allocations(), live, kept);
   return true;
 }
 
 ms_error_t Metaspace::refuse_handle(uintptr_t handle) {
   std::lock_guard<std::mutex> guard(registry_lock_);
-  if (dead_->contains(handle)) {
+  LoaderMetaspace* l = LoaderMetaspace::object_of(handle);
+  bool kept = kept_count_ > 0 && loader_slabs().readable(l, sizeof(LoaderMetaspace)) &&
+              l->valid_handle() && l->kept_dead() && l->handle() == handle;
+  if (kept || dead_->contains(handle)) {
     return fail(MS_ERR_DESTROYED, "loader %p was destroyed", reinterpret_cast<void*>(handle));
   }
   return fail(MS_ERR_INVALID_ARGUMENT, "%p is not a loader handle",

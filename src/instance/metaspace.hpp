@@ -147,6 +147,14 @@ class Metaspace {
   size_t live_by_kind_[MS_LOADER_KIND_COUNT] = {};
   // The handles of the loaders that died last (under registry_lock_), in the bookkeeping slabs.
   std::unique_ptr<DeadHandles> dead_;
+  // Dead loaders whose handles could not be remembered yet (no room: the bookkeeping refused),
+  // oldest first, linked through prev_/next_: their objects stay, marked, until a later death
+  // finds room (forget_kept_objects). Under registry_lock_.
+  LoaderMetaspace* kept_first_ = nullptr;
+  LoaderMetaspace* kept_last_ = nullptr;
+  size_t kept_count_ = 0;
+  // Moves every kept object's handle to dead_ (room reserved) and frees the object.
+  void forget_kept_objects();
 };
 
 }  // namespace metaspace

@@ -90,6 +90,10 @@ class LoaderMetaspace : public ms__loader_head {
     return reinterpret_cast<uintptr_t>(static_cast<const ms__loader_head*>(this)) | tag_;
   }
   void set_tag(uint8_t tag) { tag_ = tag; }
+  // A dead loader whose object the metaspace keeps (its handle could not be remembered among
+  // the dead ones: Metaspace::destroy_loader); the object then tells a stale handle it is dead.
+  void mark_kept_dead() { kind_ |= kKeptDeadBit; }
+  bool kept_dead() const { return (kind_ & kKeptDeadBit) != 0; }
   // The object a handle names, whether or not it is (still) that handle's loader.
   static LoaderMetaspace* object_of(uintptr_t handle) {
     return static_cast<LoaderMetaspace*>(
@@ -208,7 +212,8 @@ class LoaderMetaspace : public ms__loader_head {
   static constexpr uint8_t kSharedBit = 0x80;
   // Its blocks, of both spaces, come from its arenas for good (no longer from the micro pool).
   static constexpr uint8_t kGraduatedBit = 0x40;
-  static constexpr uint8_t kKindMask = 0x3F;
+  static constexpr uint8_t kKeptDeadBit = 0x20;
+  static constexpr uint8_t kKindMask = 0x1F;
   const LoaderEnvironment* const env_;
 
  public:

@@ -11,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "os/fault_injection.hpp"
 #include "support/ms_assertions.hpp"
 
 namespace {
@@ -197,6 +198,52 @@ TEST_P(StaleHandles, EachMetaspaceRemembersItsOwnDead) {
   ms_destroy(other);
   // A metaspace going away leaves the others' dead handles alone.
   expect_destroyed(dead, nullptr, 0);
+}
+
+TEST_P(StaleHandles, ADeathWithoutRoomForItsHandleKeepsTheObjectUntilRoomIsFound) {
+  using metaspace::os::FaultPoint;
+  using metaspace::os::inject_fault;
+  // 16 deaths fill the dead handles' first storage (16 of them); the 17th needs more.
+  std::vector<ms_loader_t*> dead;
+  for (int i = 0; i < 16; i++) {
+    ms_loader_t* l = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
+    ASSERT_NE(l, nullptr);
+    ASSERT_NE(ms_allocate(l, MS_SPACE_NONCLASS, 40), nullptr);
+    ASSERT_MS_OK(ms_loader_destroy(l));
+    dead.push_back(l);
+  }
+  ms_loader_t* kept = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
+  ms_loader_t* witness = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
+  ASSERT_NE(kept, nullptr);
+  ASSERT_NE(witness, nullptr);
+  inject_fault(FaultPoint::kBookkeeping, 1);  // the dead handles cannot grow
+  EXPECT_EQ(ms_loader_destroy(kept), MS_OK) << "the loader dies all the same";
+  inject_fault(FaultPoint::kBookkeeping, 0);
+  ASSERT_MS_OK(ms_verify(ms_));
+  // Its object stays and says it is dead; nobody gets it.
+  ms_loader_t* next = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
+  ASSERT_NE(next, nullptr);
+  EXPECT_NE(object_of(next), object_of(kept));
+  expect_destroyed(kept, nullptr, 0);
+  for (ms_loader_t* h : dead) expect_destroyed(h, nullptr, 0);
+  // The next death finds room for both handles; the kept object goes back and is reused.
+  ASSERT_MS_OK(ms_loader_destroy(witness));
+  ASSERT_MS_OK(ms_verify(ms_));
+  expect_destroyed(kept, nullptr, 0);
+  expect_destroyed(witness, nullptr, 0);
+  std::set<uintptr_t> objects;
+  std::vector<ms_loader_t*> fresh;
+  for (int i = 0; i < 3; i++) {
+    fresh.push_back(ms_loader_create(ms_, MS_LOADER_STANDARD, 0));
+    ASSERT_NE(fresh.back(), nullptr);
+    objects.insert(object_of(fresh.back()));
+  }
+  EXPECT_TRUE(objects.count(object_of(kept)) || objects.count(object_of(witness)))
+      << "the objects of the dead are handed out again";
+  expect_destroyed(kept, nullptr, 0);
+  for (ms_loader_t* l : fresh) ASSERT_MS_OK(ms_loader_destroy(l));
+  ASSERT_MS_OK(ms_loader_destroy(next));
+  ASSERT_MS_OK(ms_verify(ms_));
 }
 
 }  // namespace

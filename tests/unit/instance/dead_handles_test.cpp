@@ -18,11 +18,13 @@ class DeadHandlesTest : public ::testing::Test {
   SlabAllocator slabs_{{.reserve_bytes = 64 * MiB, .return_at_once = false}};
 };
 
-// Handles as the metaspace makes them: 16-byte aligned objects plus a tag of 0..14 (not 7).
-uintptr_t handle(uintptr_t object, unsigned tag) { return 0x7f0000000000u + object * 144 + tag; }
+// Handles as the metaspace makes them: 16-byte aligned objects above the range's first page,
+// plus a tag of 0..14 (not 7).
+constexpr uintptr_t kBase = 0x7f0000000000u;
+uintptr_t handle(uintptr_t object, unsigned tag) { return kBase + 4096 + object * 144 + tag; }
 
 TEST_F(DeadHandlesTest, RemembersTheLastOnesInOrderOfDeath) {
-  DeadHandles dead(slabs_);
+  DeadHandles dead(slabs_, kBase);
   std::deque<uintptr_t> model;
   std::mt19937_64 rng(11);
   for (size_t i = 0; i < 5000; i++) {
@@ -56,18 +58,20 @@ TEST_F(DeadHandlesTest, RemembersTheLastOnesInOrderOfDeath) {
 TEST_F(DeadHandlesTest, GrowsOnlyAsFarAsReservedAndGivesItsMemoryBack) {
   size_t before = slabs_.committed_bytes();
   {
-    DeadHandles dead(slabs_);
+    DeadHandles dead(slabs_, kBase);
     EXPECT_EQ(dead.capacity(), 0u);
     EXPECT_FALSE(dead.contains(handle(1, 0)));
+    EXPECT_FALSE(dead.contains(kBase - 16));  // outside the range: never remembered
+    EXPECT_FALSE(dead.contains(kBase + (uintptr_t{1} << 33)));
     ASSERT_TRUE(dead.reserve(3));
-    EXPECT_EQ(dead.capacity(), 16u);  // the smallest: 192 bytes
+    EXPECT_EQ(dead.capacity(), 16u);  // the smallest: 128 bytes
     for (unsigned i = 0; i < 16; i++) dead.add(handle(i, 0));
     ASSERT_TRUE(dead.reserve(17));
     EXPECT_EQ(dead.capacity(), 32u);
     for (unsigned i = 0; i < 16; i++) EXPECT_TRUE(dead.contains(handle(i, 0))) << i;
     ASSERT_TRUE(dead.reserve(100000));  // never more than it remembers
     EXPECT_EQ(dead.capacity(), DeadHandles::kRemembered);
-    EXPECT_EQ(dead.bytes(), DeadHandles::kRemembered * 12);
+    EXPECT_EQ(dead.bytes(), DeadHandles::kRemembered * 8);
     for (unsigned i = 0; i < 16; i++) EXPECT_TRUE(dead.contains(handle(i, 0))) << i;
     EXPECT_TRUE(dead.verify()) << ms_last_error_text();
     EXPECT_GT(slabs_.committed_bytes(), before);
@@ -78,7 +82,7 @@ TEST_F(DeadHandlesTest, GrowsOnlyAsFarAsReservedAndGivesItsMemoryBack) {
 TEST_F(DeadHandlesTest, ForgettingTheOldestKeepsEveryProbeRunIntact) {
   // Handles that share home slots (same object, every tag): deleting from the middle of a probe
   // run must leave the later entries reachable (backward shift).
-  DeadHandles dead(slabs_);
+  DeadHandles dead(slabs_, kBase);
   ASSERT_TRUE(dead.reserve(DeadHandles::kRemembered));
   std::deque<uintptr_t> model;
   for (unsigned round = 0; round < 3; round++) {

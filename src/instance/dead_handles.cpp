@@ -14,7 +14,21 @@ static_assert(std::has_single_bit(DeadHandles::kRemembered) &&
               "ring positions fit the 16-bit index");
 
 DeadHandles::~DeadHandles() {
-  if (storage_ != nullptr) slabs_.free(storage_, storage_bytes(capacity_));
+  if (storage_ != nullptr) free_storage(storage_, capacity_);
+}
+
+void* DeadHandles::allocate_storage(size_t capacity) {
+  size_t bytes = storage_bytes(capacity);
+  return bytes <= object_bytes_ ? objects_.allocate(object_bytes_) : slabs_.allocate(bytes);
+}
+
+void DeadHandles::free_storage(void* storage, size_t capacity) {
+  size_t bytes = storage_bytes(capacity);
+  if (bytes <= object_bytes_) {
+    objects_.free(storage, object_bytes_);
+  } else {
+    slabs_.free(storage, bytes);
+  }
 }
 
 size_t DeadHandles::home(uint32_t offset) const {
@@ -60,11 +74,11 @@ bool DeadHandles::reserve(size_t n) {
   if (n > kRemembered) n = kRemembered;
   if (n <= capacity_) return true;
   size_t capacity = std::bit_ceil(n < 16 ? size_t{16} : n);
-  void* storage = slabs_.allocate(storage_bytes(capacity));
+  void* storage = allocate_storage(capacity);
   if (storage == nullptr) return false;  // MS_ERR_OUT_OF_MEMORY recorded
   auto* ring = static_cast<uint32_t*>(storage);
   for (size_t i = 0; i < count_; i++) ring[i] = ring_[(oldest_ + i) & (capacity_ - 1)];
-  if (storage_ != nullptr) slabs_.free(storage_, storage_bytes(capacity_));
+  if (storage_ != nullptr) free_storage(storage_, capacity_);
   storage_ = storage;
   ring_ = ring;
   index_ = reinterpret_cast<uint16_t*>(ring + capacity);

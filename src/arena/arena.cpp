@@ -74,6 +74,10 @@ bool Arena::ensure_free_blocks() {
   if (free_blocks_ == nullptr) return false;
   free_blocks_->set_foreign_range(foreign_lo_, foreign_hi_);
   free_blocks_->set_current_chunk(chunks_ != nullptr ? handed_out_base(chunks_) : nullptr);
+  // The tails left in place because there was no structure to file them in are filed now that
+  // there is one: this arena's own, and those of the arena that gives this one its tails.
+  if (wastage_ == nullptr) file_tails_left_in_place();
+  if (donor_ != nullptr && donor_->wastage_ == this) donor_->file_tails_left_in_place();
   // From now on the owner's inline ms_deallocate and reuse work on the bins (metaspace.h): the
   // non-class arena's through the loader head, the class arena's through owner_deallocate and
   // owner_reuse, called by the library without the loader lock.
@@ -81,6 +85,7 @@ bool Arena::ensure_free_blocks() {
     ms__free_bins& bins = free_blocks_->publish();
     if (inline_free_) __atomic_store_n(&head_->bins, &bins, __ATOMIC_RELAXED);
   }
+  refresh_fit_max();  // the tails just filed, if any
   return true;
 }
 
@@ -430,6 +435,18 @@ bool Arena::files_tail(size_t tail) {
   return checked_ || tail >= kSmallestTailWorthFiling ||
          wastage_target().free_blocks_ != nullptr ||
          tail > UINT32_MAX - unfiled_tail_bytes_;
+}
+
+void Arena::file_tails_left_in_place() {
+  if (unfiled_tail_bytes_ == 0) return;
+  for (Chunk* c = chunks_ != nullptr ? chunks_->next : nullptr; c != nullptr; c = c->next) {
+    if (c->used_bytes == c->committed_bytes) continue;
+    give_away(c->base + c->used_bytes, c->committed_bytes - c->used_bytes, BlockOrigin::kSalvaged);
+    unfiled_tail_bytes_ -= c->committed_bytes - c->used_bytes;
+    c->used_bytes = c->committed_bytes;
+  }
+  MS_ASSERT(unfiled_tail_bytes_ == 0, "%zu bytes of tails left in place not found",
+            size_t{unfiled_tail_bytes_});
 }
 
 void Arena::salvage(Chunk* c, char* top, bool file) {

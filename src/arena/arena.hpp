@@ -151,12 +151,16 @@ class Arena {
   // salvaged waste.
   size_t unfiled_tail_bytes() const { return unfiled_tail_bytes_; }
   // A retired chunk's committed tail below this is left in place, as waste, while the arena that
-  // would file it (wastage target) has no free-block structure: making one costs a 672-byte slab
-  // slot (FreeBlocks) for a block that small, and most standard loaders never free anything else.
-  // Replayed (elastic, worst / median footprint/live), every tail filed -> tails below 512 / 672 /
-  // 1024 left: ml-4-100-0 1.0642 / 1.0466 -> 1.0587 / 1.0423 (672); unload-cds 1.1964 / 1.1770
-  // -> 1.1848 / 1.1663 (672); the full table in docs/bookkeeping.md ("Laziness").
-  static constexpr size_t kSmallestTailWorthFiling = 672;
+  // would file it (the wastage target) has no free-block structure; the first structure made
+  // later files them all (file_tails_left_in_place). Making one to file a small tail costs a
+  // 672-byte slab slot (FreeBlocks), the natural break-even, for a block later requests reuse
+  // only in part, and most standard loaders never free anything else. Replayed over the lab's
+  // 18 traces (elastic, worst footprint/live): 512 lost to 672 on ml-6-30-40-cds (1.2801 against
+  // 1.2767); 896 to 1 152 (one plateau) beat 672 on 9 traces (many-loaders 1.0487 -> 1.0481,
+  // ml-4-100-0 1.0587 -> 1.0583) and lost on none; 1 280 and above lost again (ml-8-50-100
+  // 1.1123 -> 1.1128). Filing every tail: many-loaders 1.0487, ml-4-100-0 1.0642, unload-cds
+  // 1.1964 (1.1848 with this); docs/bookkeeping.md ("Laziness") has the table.
+  static constexpr size_t kSmallestTailWorthFiling = 1024;
 
   // Caller holds the loader lock and the chunk manager's lock.
   ArenaStats stats_locked() const;
@@ -190,6 +194,8 @@ class Arena {
   bool files_tail(size_t tail);
   // Retires the current chunk `c` at `top`: its tail filed (`file`) or left in place.
   void salvage(Chunk* c, char* top, bool file);
+  // Files the tails left in place (salvage) into the wastage target's free blocks, which exist.
+  void file_tails_left_in_place();
   void give_away(char* p, size_t bytes, BlockOrigin origin);
   // `slack`: bytes at the end of the block past the request (0..7), filled with a pattern.
   void install_fence(char* block, size_t bytes, size_t slack);

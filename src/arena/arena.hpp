@@ -255,8 +255,9 @@ class Arena {
   // its loader's arenas 304, one slab class): a tail that would overflow it is filed instead.
   // Part of retired_consumed_ and of the salvaged free bytes in the counters, never a block.
   uint32_t unfiled_tail_bytes_ = 0;
-  // The free-block structures (368 bytes) come from the space's bookkeeping on first need: most
-  // micro loaders never free anything, and paid for two of them each (1 224-byte loaders).
+  // The free-block structures (672 bytes) come from the space's bookkeeping on first need: most
+  // micro loaders never free anything, and paid for two of them each (1 224-byte loaders). A
+  // small retired tail alone does not make one (kSmallestTailWorthFiling).
   FreeBlocks* free_blocks_ = nullptr;
   const char* foreign_lo_ = nullptr;
   const char* foreign_hi_ = nullptr;

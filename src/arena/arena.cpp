@@ -74,6 +74,10 @@ bool Arena::ensure_free_blocks() {
   if (free_blocks_ == nullptr) return false;
   free_blocks_->set_foreign_range(foreign_lo_, foreign_hi_);
   free_blocks_->set_current_chunk(chunks_ != nullptr ? handed_out_base(chunks_) : nullptr);
+  // The tails left in place because there was no structure to file them in are filed now that
+  // there is one: this arena's own, and those of the arena that gives this one its tails.
+  if (wastage_ == nullptr) file_tails_left_in_place();
+  if (donor_ != nullptr && donor_->wastage_ == this) donor_->file_tails_left_in_place();
   // From now on the owner's inline ms_deallocate and reuse work on the bins (metaspace.h): the
   // non-class arena's through the loader head, the class arena's through owner_deallocate and
   // owner_reuse, called by the library without the loader lock.
@@ -81,6 +85,7 @@ bool Arena::ensure_free_blocks() {
     ms__free_bins& bins = free_blocks_->publish();
     if (inline_free_) __atomic_store_n(&head_->bins, &bins, __ATOMIC_RELAXED);
   }
+  refresh_fit_max();  // the tails just filed, if any
   return true;
 }
 
@@ -251,6 +256,8 @@ Arena::Contribution Arena::contribution() const {
     }
     c.free_count = t.count;
   }
+  // Unfiled tails lie in this arena's own chunks: salvaged waste, not free blocks (no count).
+  c.free_bytes[0][static_cast<int>(BlockOrigin::kSalvaged)] += unfiled_tail_bytes_;
   c.fence_bytes[1] = foreign_fence_count_ * Fence::kBytes;
   c.fence_bytes[0] = fences_.count * Fence::kBytes - c.fence_bytes[1];
   return c;
@@ -406,17 +413,14 @@ bool Arena::new_chunk(size_t bytes) {
   const ChunkGeometry& geometry = manager_.geometry();
   int fit = geometry.level_fitting(bytes);
   int preferred = std::min(policy_.level_at(chunk_count_), fit);
-  // The retired chunk's committed tail becomes a free block: room to file it first.
-  if (chunks_ != nullptr && chunks_->base + chunks_->committed_bytes > top_ &&
-      !wastage_target().ensure_free_blocks()) {
-    return false;
-  }
+  // The retired chunk's committed tail becomes a free block (room to file it first), or stays.
+  size_t tail =
+      chunks_ != nullptr ? static_cast<size_t>(chunks_->base + chunks_->committed_bytes - top_) : 0;
+  bool file = tail > 0 && files_tail(tail);
+  if (file && !wastage_target().ensure_free_blocks()) return false;
   Chunk* c = manager_.get_chunk(preferred, fit, bytes);
   if (c == nullptr) return false;
-  if (chunks_ != nullptr) {
-    salvage(chunks_, top_);
-    retired_consumed_ += chunks_->used_bytes;
-  }
+  if (chunks_ != nullptr) salvage(chunks_, top_, file);
   c->set_owner(this);
   c->next = chunks_;
   chunks_ = c;
@@ -426,12 +430,37 @@ bool Arena::new_chunk(size_t bytes) {
   return true;
 }
 
-void Arena::salvage(Chunk* c, char* top) {
-  char* committed_end = c->base + c->committed_bytes;
-  c->used_bytes = static_cast<size_t>(std::max(top, committed_end) - c->base);
-  if (committed_end > top) {
-    give_away(top, static_cast<size_t>(committed_end - top), BlockOrigin::kSalvaged);
+bool Arena::files_tail(size_t tail) {
+  // Checked mode files every tail, as before: its free blocks are where fences are checked.
+  return checked_ || tail >= kSmallestTailWorthFiling ||
+         wastage_target().free_blocks_ != nullptr ||
+         tail > UINT32_MAX - unfiled_tail_bytes_;
+}
+
+void Arena::file_tails_left_in_place() {
+  if (unfiled_tail_bytes_ == 0) return;
+  for (Chunk* c = chunks_ != nullptr ? chunks_->next : nullptr; c != nullptr; c = c->next) {
+    if (c->used_bytes == c->committed_bytes) continue;
+    give_away(c->base + c->used_bytes, c->committed_bytes - c->used_bytes, BlockOrigin::kSalvaged);
+    unfiled_tail_bytes_ -= c->committed_bytes - c->used_bytes;
+    c->used_bytes = c->committed_bytes;
   }
+  MS_ASSERT(unfiled_tail_bytes_ == 0, "%zu bytes of tails left in place not found",
+            size_t{unfiled_tail_bytes_});
+}
+
+void Arena::salvage(Chunk* c, char* top, bool file) {
+  char* committed_end = c->base + c->committed_bytes;
+  MS_ASSERT(top <= committed_end, "top %p beyond the committed end %p", (void*)top,
+            (void*)committed_end);
+  size_t tail = static_cast<size_t>(committed_end - top);
+  // A filed tail is handed out (to the free blocks): the chunk's used part ends at the committed
+  // end. A tail left in place never is: used ends at top, so owns() and the inline free's range
+  // leave it out, and the tail is counted apart, as salvaged waste (contribution, stats_locked).
+  c->used_bytes = static_cast<size_t>((file ? committed_end : top) - c->base);
+  if (tail > 0 && file) give_away(top, tail, BlockOrigin::kSalvaged);
+  if (!file) unfiled_tail_bytes_ += static_cast<uint32_t>(tail);
+  retired_consumed_ += tail + static_cast<size_t>(top - c->base);
 }
 
 void Arena::install_fence(char* block, size_t bytes, size_t slack) {
@@ -551,6 +580,12 @@ ArenaStats Arena::stats_locked() const {
     s.consumed_bytes += c == chunks_ ? static_cast<size_t>(top() - c->base) : c->used_bytes;
     s.chunks_by_level[c->level]++;
   }
+  // Tails left in place: consumed (the chunks' used_bytes leave them out) and salvaged waste in
+  // the arena's own space, as contribution() counts them; not blocks.
+  s.unfiled_tail_bytes = unfiled_tail_bytes_;
+  s.consumed_bytes += unfiled_tail_bytes_;
+  s.free_blocks_bytes += unfiled_tail_bytes_;
+  s.free_bytes_by_where_origin[0][static_cast<int>(BlockOrigin::kSalvaged)] += unfiled_tail_bytes_;
   return s;
 }
 
@@ -577,6 +612,7 @@ bool Arena::verify() const {
   }
   if (checked_ && check_fences() != MS_OK) return false;
   size_t n = 0;
+  size_t retired_consumed = 0, tails_in_place = 0;
   for (const Chunk* c = chunks_; c != nullptr; c = c->next) {
     MS_VERIFY(c->state == Chunk::State::kInUse, "arena chunk %p is not in use", (void*)c->base);
     MS_VERIFY(c->owner_is(this), "arena chunk %p names another owner", (void*)c->base);
@@ -584,9 +620,19 @@ bool Arena::verify() const {
     MS_VERIFY(c == chunks_ || c->used_bytes <= c->committed_bytes,
               "retired chunk %p uses %zu bytes but has %zu committed", (void*)c->base,
               size_t{c->used_bytes}, size_t{c->committed_bytes});
+    // A retired chunk's committed part not used is its tail left in place (salvage).
+    if (c != chunks_) {
+      retired_consumed += c->committed_bytes;
+      tails_in_place += c->committed_bytes - c->used_bytes;
+    }
     n++;
   }
   MS_VERIFY(n == chunk_count_, "arena lists %zu chunks, counted %zu", n, chunk_count_);
+  MS_VERIFY(tails_in_place == unfiled_tail_bytes_ && retired_consumed == retired_consumed_ &&
+                (!checked_ || unfiled_tail_bytes_ == 0),
+            "arena %p: retired chunks hold %zu bytes (tails left in place %zu), counted %zu "
+            "(%zu)%s", (const void*)this, retired_consumed, tails_in_place, retired_consumed_,
+            size_t{unfiled_tail_bytes_}, checked_ ? " in checked mode" : "");
   if (home_prefix_ != 0) {
     // The home chunk: the oldest (the list's last), holding this object within its prefix, and
     // consumed at least up to the prefix's end.

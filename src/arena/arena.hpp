@@ -4,8 +4,9 @@
 //
 // Everything else happens here, out of line, with the owning loader's lock held:
 //   free blocks first (best fit) → current chunk (committing granules on demand) → enlarge the
-//   current chunk in place → retire it (its committed tail becomes a free block) and take a new
-//   chunk whose size comes from the growth policy.
+//   current chunk in place → retire it (its committed tail becomes a free block, unless it is
+//   too small to pay for the free-block structure it would need: then it stays in place, as
+//   waste) and take a new chunk whose size comes from the growth policy.
 //
 // The window also carries the size of the largest free block: requests up to it take the slow
 // path, so that free blocks are reused best fit first, and the rest stay on the fast path even
@@ -35,9 +36,12 @@ struct ArenaStats {
   size_t chunks = 0;
   size_t capacity_bytes = 0;       // sum of chunk sizes
   size_t committed_bytes = 0;      // per commit mask, within the chunks
-  size_t consumed_bytes = 0;       // bumped off chunks (live + free blocks)
+  size_t consumed_bytes = 0;       // bumped off chunks (live + free blocks + unfiled tails)
+  // Free blocks, and the unfiled tails of retired chunks (counted as salvaged bytes lying in the
+  // arena's own space, but not as blocks: free_blocks_count leaves them out).
   size_t free_blocks_bytes = 0;
   size_t free_blocks_count = 0;
+  size_t unfiled_tail_bytes = 0;   // retired chunks' committed tails left in place (new_chunk)
   size_t fence_bytes = 0;          // checked mode: fences behind blocks (live and freed)
   size_t foreign_free_bytes = 0;   // free blocks that lie in the other space
   size_t foreign_fence_bytes = 0;  // fences (of blocks taken from wastage) in the other space
@@ -141,8 +145,22 @@ class Arena {
     foreign_lo_ = lo;
     foreign_hi_ = hi;
   }
-  // Null until the arena first frees or salvages something.
+  // Null until the arena first frees something, or files a tail or gap.
   const FreeBlocks* free_blocks() const { return free_blocks_; }
+  // Committed tails of retired chunks left in place (new_chunk): never handed out, counted as
+  // salvaged waste.
+  size_t unfiled_tail_bytes() const { return unfiled_tail_bytes_; }
+  // A retired chunk's committed tail below this is left in place, as waste, while the arena that
+  // would file it (the wastage target) has no free-block structure; the first structure made
+  // later files them all (file_tails_left_in_place). Making one to file a small tail costs a
+  // 672-byte slab slot (FreeBlocks), the natural break-even, for a block later requests reuse
+  // only in part, and most standard loaders never free anything else. Replayed over the lab's
+  // 18 traces (elastic, worst footprint/live): 512 lost to 672 on ml-6-30-40-cds (1.2801 against
+  // 1.2767); 896 to 1 152 (one plateau) beat 672 on 9 traces (many-loaders 1.0487 -> 1.0481,
+  // ml-4-100-0 1.0587 -> 1.0583) and lost on none; 1 280 and above lost again (ml-8-50-100
+  // 1.1123 -> 1.1128). Filing every tail: many-loaders 1.0487, ml-4-100-0 1.0642, unload-cds
+  // 1.1964 (1.1848 with this); docs/bookkeeping.md ("Laziness") has the table.
+  static constexpr size_t kSmallestTailWorthFiling = 1024;
 
   // Caller holds the loader lock and the chunk manager's lock.
   ArenaStats stats_locked() const;
@@ -171,7 +189,13 @@ class Arena {
   enum class Bump { kDone, kNoRoom, kFailed };
   Bump bump_current(size_t bytes, char** out);
   bool new_chunk(size_t bytes);
-  void salvage(Chunk* c, char* top);
+  // Whether a retired chunk's committed tail of `tail` bytes is filed as a free block (else it
+  // stays in place: kSmallestTailWorthFiling).
+  bool files_tail(size_t tail);
+  // Retires the current chunk `c` at `top`: its tail filed (`file`) or left in place.
+  void salvage(Chunk* c, char* top, bool file);
+  // Files the tails left in place (salvage) into the wastage target's free blocks, which exist.
+  void file_tails_left_in_place();
   void give_away(char* p, size_t bytes, BlockOrigin origin);
   // `slack`: bytes at the end of the block past the request (0..7), filled with a pattern.
   void install_fence(char* block, size_t bytes, size_t slack);
@@ -226,8 +250,14 @@ class Arena {
   char* top_ = nullptr;      // valid while parked
   char* end_ = nullptr;      // end of the current chunk's committed part, while parked
   bool parked_ = true;
-  // The free-block structures (368 bytes) come from the space's bookkeeping on first need: most
-  // micro loaders never free anything, and paid for two of them each (1 224-byte loaders).
+  // Sum of the committed tails of retired chunks left in place (new_chunk): each below
+  // kSmallestTailWorthFiling. 32 bits, in the padding behind parked_ (the arena stays 280 bytes,
+  // its loader's arenas 304, one slab class): a tail that would overflow it is filed instead.
+  // Part of retired_consumed_ and of the salvaged free bytes in the counters, never a block.
+  uint32_t unfiled_tail_bytes_ = 0;
+  // The free-block structures (672 bytes) come from the space's bookkeeping on first need: most
+  // micro loaders never free anything, and paid for two of them each (1 224-byte loaders). A
+  // small retired tail alone does not make one (kSmallestTailWorthFiling).
   FreeBlocks* free_blocks_ = nullptr;
   const char* foreign_lo_ = nullptr;
   const char* foreign_hi_ = nullptr;
@@ -254,7 +284,9 @@ class Arena {
   // arena hands out may lie in the donor's chunks, so checked-mode ownership looks there too.
   Arena* donor_ = nullptr;
   SpaceUsage* donor_usage_ = nullptr;  // stays set after the donor died: foreign blocks remain
-  size_t retired_consumed_ = 0;        // sum of used_bytes of the retired chunks
+  // Bumped off the retired chunks: their used_bytes, and their committed tails left in place
+  // (unfiled_tail_bytes_), which used_bytes leaves out (owns() never sees them).
+  size_t retired_consumed_ = 0;
   Contribution folded_;                // what the counters hold of this arena
   size_t folded_chunks_ = 0;           // chunk_count_ at the last fold
   // owns(), or within the donor's handed-out memory.

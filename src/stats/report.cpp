@@ -204,6 +204,8 @@ class TextReport {
     }
     std::fprintf(out_, "\n");
     waste_row("overhead (bookkeeping):", &ms_space_stats_t::overhead_bytes);
+    std::fprintf(out_, "  (salvaged chunk tails: free blocks, and tails below 1 KiB left in place, "
+                       "not counted as blocks, while their loader has no free-block structure)\n");
     std::fprintf(out_, "  (overhead: loader objects and arenas (some inside their first chunk), "
                        "chunk headers, free-block structures, commit masks, chunk start tables, "
                        "node map; in committed)\n\n");

@@ -2,7 +2,8 @@
 // virtual space, chunk freelists, the waste breakdown, settings, and optionally the usage per
 // loader kind and per loader. Everything comes from one snapshot, so the numbers add up:
 //   committed = used + free + waste, free = free in chunks in use + free chunks (committed),
-//   waste = free blocks (deallocated + salvaged + alignment gaps) + fences.
+//   waste = free blocks (deallocated + salvaged + alignment gaps) + fences; salvaged includes the
+//   retired chunks' tails left in place (Arena::kSmallestTailWorthFiling), which are no blocks.
 #pragma once
 
 #include <metaspace/metaspace.h>

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -116,6 +117,30 @@ class ArenaTest : public ::testing::Test {
     ASSERT_EQ(limiter_.committed_bytes(), context_.vslist().committed_bytes());
   }
   void check(const Arena& a) { check(std::vector<const Arena*>{&a}); }
+
+  // The space counters once `arenas` (all that hold chunks) folded: used is exactly `handed_out`
+  // (the test's live blocks, rounded to words), free blocks and the salvaged bytes in them what
+  // the arenas' statistics say (tails left in place included), the block count too.
+  void check_counters(const std::vector<Arena*>& arenas, size_t handed_out) {
+    for (Arena* a : arenas) a->fold_usage();
+    std::lock_guard<std::mutex> guard(context_.chunks().lock());
+    size_t free_bytes = 0, free_count = 0, salvaged = 0;
+    for (const Arena* a : arenas) {
+      ArenaStats s = a->stats_locked();
+      free_bytes += s.free_blocks_bytes;
+      free_count += s.free_blocks_count;
+      for (BlockWhere w : {BlockWhere::kOwnSpace, BlockWhere::kOtherSpace}) {
+        salvaged += s.free_bytes(w, BlockOrigin::kSalvaged);
+      }
+    }
+    const SpaceUsage& u = context_.chunks().usage();
+    EXPECT_EQ(u.used_bytes.load(), handed_out);
+    size_t counted_free = 0;
+    for (const auto& b : u.free_block_bytes) counted_free += b.load();
+    EXPECT_EQ(counted_free, free_bytes);
+    EXPECT_EQ(u.free_block_bytes[static_cast<int>(BlockOrigin::kSalvaged)].load(), salvaged);
+    EXPECT_EQ(u.free_block_count.load(), free_count);
+  }
 
   const ChunkGeometry& geometry() { return context_.chunks().geometry(); }
 
@@ -287,6 +312,197 @@ TEST_F(ArenaTest, SalvageStopsAtCommittedEnd) {
   EXPECT_EQ(s.free_blocks_bytes, kGranule - 10 * KiB);
   EXPECT_EQ(s.committed_bytes, kGranule + 64 * KiB);
   check(*arena);
+}
+
+// A loader that never frees: a retired chunk's committed tail below kSmallestTailWorthFiling
+// stays in place, without a free-block structure (672 bytes of bookkeeping) to file it. The
+// tail is waste: consumed, counted as salvaged free bytes but not as a block, not owned (never
+// handed out), and it does not hold back the fast path. The first free makes the structure,
+// which files every tail left in place; they are then reused like any salvaged tail.
+TEST_F(ArenaTest, SmallTailStaysInPlaceUntilTheFirstFree) {
+  static_assert(Arena::kSmallestTailWorthFiling > 592 + 8, "the tails below are small");
+  ms__bump& window = new_window();
+  auto arena = make({4 * KiB, 4 * KiB}, &window);
+  char* first = static_cast<char*>(allocate(*arena, window, 3504));
+  ASSERT_NE(first, nullptr);
+  char* second = static_cast<char*>(allocate(*arena, window, 2000));  // 592 bytes left behind
+  ASSERT_NE(second, nullptr);
+  size_t handed_out = 3504 + 2000;
+  EXPECT_EQ(arena->free_blocks(), nullptr) << "a structure was made for a 592-byte tail";
+  EXPECT_EQ(arena->unfiled_tail_bytes(), 592u);
+  ArenaStats s = stats(*arena);
+  EXPECT_EQ(s.chunks, 2u);
+  EXPECT_EQ(s.free_blocks_count, 0u);
+  EXPECT_EQ(s.free_blocks_bytes, 592u);
+  EXPECT_EQ(s.free_bytes(BlockWhere::kOwnSpace, BlockOrigin::kSalvaged), 592u);
+  EXPECT_EQ(s.unfiled_tail_bytes, 592u);
+  EXPECT_EQ(s.consumed_bytes, 4 * KiB + 2000);
+  EXPECT_EQ(s.consumed_bytes - s.free_blocks_bytes, handed_out);
+  EXPECT_TRUE(arena->owns(first, 3504));
+  EXPECT_FALSE(arena->owns(first + 3504, 8)) << "the tail was never handed out";
+  EXPECT_EQ(fit_max(window), 0u);
+  EXPECT_EQ(window.top, second + 2000);
+  check(*arena);
+  check_counters({arena.get()}, handed_out);
+
+  // A second tail (488 bytes): the sum passes the threshold, each tail stays below it.
+  EXPECT_EQ(allocate(*arena, window, 8), second + 2000) << "served from the tail";
+  ASSERT_EQ(allocate(*arena, window, 1600), second + 2008);
+  char* third = static_cast<char*>(allocate(*arena, window, 600));
+  ASSERT_NE(third, nullptr);
+  handed_out += 8 + 1600 + 600;
+  EXPECT_EQ(arena->free_blocks(), nullptr);
+  EXPECT_EQ(arena->unfiled_tail_bytes(), 592u + 488u);
+  s = stats(*arena);
+  EXPECT_EQ(s.free_blocks_count, 0u);
+  EXPECT_EQ(s.free_blocks_bytes, 1080u);
+  EXPECT_EQ(s.consumed_bytes - s.free_blocks_bytes, handed_out);
+  check(*arena);
+  check_counters({arena.get()}, handed_out);
+
+  // The first free: the structure, with the freed block and both tails in it.
+  ASSERT_EQ(arena->deallocate(second + 2000, 8), MS_OK);
+  handed_out -= 8;
+  ASSERT_NE(arena->free_blocks(), nullptr);
+  EXPECT_EQ(arena->unfiled_tail_bytes(), 0u);
+  s = stats(*arena);
+  EXPECT_EQ(s.free_blocks_count, 3u);
+  EXPECT_EQ(s.free_blocks_bytes, 8u + 1080u);
+  EXPECT_EQ(s.free_bytes(BlockWhere::kOwnSpace, BlockOrigin::kSalvaged), 1080u);
+  EXPECT_EQ(s.unfiled_tail_bytes, 0u);
+  EXPECT_EQ(s.consumed_bytes - s.free_blocks_bytes, handed_out);
+  EXPECT_EQ(fit_max(window), 592u);
+  EXPECT_TRUE(arena->owns(first + 3504, 592)) << "a filed tail is the free blocks'";
+  check(*arena);
+  check_counters({arena.get()}, handed_out);
+  EXPECT_EQ(allocate(*arena, window, 592), first + 3504);
+  EXPECT_EQ(allocate(*arena, window, 488), second + 3608);
+  handed_out += 592 + 488;
+  EXPECT_EQ(stats(*arena).free_blocks_count, 1u);  // the freed 8 bytes
+  check(*arena);
+  check_counters({arena.get()}, handed_out);
+}
+
+// At kSmallestTailWorthFiling a tail is filed (and makes the structure); a word less, it is not.
+TEST_F(ArenaTest, TailOfTheThresholdIsFiledAndReused) {
+  constexpr size_t kTail = Arena::kSmallestTailWorthFiling;
+  static_assert(kTail % kWordBytes == 0 && kTail + 64 < 4 * KiB, "a tail of a 4 KiB chunk");
+  for (size_t tail : {kTail, kTail - kWordBytes}) {
+    SCOPED_TRACE(tail);
+    ms__bump& window = new_window();
+    auto arena = make({4 * KiB, 4 * KiB}, &window);
+    char* first = static_cast<char*>(allocate(*arena, window, 4 * KiB - tail));
+    ASSERT_NE(first, nullptr);
+    ASSERT_NE(allocate(*arena, window, tail + 8), nullptr);  // does not fit the tail
+    size_t handed_out = 4 * KiB + 8;
+    bool filed = tail >= Arena::kSmallestTailWorthFiling;
+    EXPECT_EQ(arena->free_blocks() != nullptr, filed);
+    EXPECT_EQ(arena->unfiled_tail_bytes(), filed ? 0u : tail);
+    ArenaStats s = stats(*arena);
+    EXPECT_EQ(s.free_blocks_count, filed ? 1u : 0u);
+    EXPECT_EQ(s.free_blocks_bytes, tail);
+    EXPECT_EQ(fit_max(window), filed ? tail : 0u);
+    check(*arena);
+    check_counters({arena.get()}, handed_out);
+    char* next = static_cast<char*>(allocate(*arena, window, tail));
+    EXPECT_EQ(next == first + 4 * KiB - tail, filed) << "a filed tail is reused, only that";
+    handed_out += tail;
+    EXPECT_EQ(stats(*arena).free_blocks_bytes, filed ? 0u : tail);
+    check(*arena);
+    check_counters({arena.get()}, handed_out);
+  }
+}
+
+// An arena that already has its free-block structure files even a small tail.
+TEST_F(ArenaTest, ArenaWithFreeBlocksFilesASmallTail) {
+  ms__bump& window = new_window();
+  auto arena = make({4 * KiB, 4 * KiB}, &window);
+  char* a = static_cast<char*>(allocate(*arena, window, 64));
+  ASSERT_NE(allocate(*arena, window, 8), nullptr);
+  ASSERT_EQ(arena->deallocate(a, 64), MS_OK);
+  ASSERT_NE(arena->free_blocks(), nullptr);
+  ASSERT_EQ(allocate(*arena, window, 64), a);
+  ASSERT_EQ(allocate(*arena, window, 3432), a + 72);  // top at 3 504: a 592-byte tail
+  ASSERT_NE(allocate(*arena, window, 2000), nullptr);
+  size_t handed_out = 3504 + 2000;
+  EXPECT_EQ(arena->unfiled_tail_bytes(), 0u);
+  ArenaStats s = stats(*arena);
+  EXPECT_EQ(s.free_blocks_count, 1u);
+  EXPECT_EQ(s.free_blocks_bytes, 592u);
+  EXPECT_EQ(fit_max(window), 592u);
+  check(*arena);
+  check_counters({arena.get()}, handed_out);
+  EXPECT_EQ(allocate(*arena, window, 592), a + 3504);
+  check(*arena);
+  check_counters({arena.get()}, handed_out + 592);
+}
+
+// Checked mode files every tail, as before (its free blocks are where frees are checked).
+TEST_F(ArenaTest, CheckedArenaFilesASmallTail) {
+  ms__bump& window = new_window();
+  Arena arena(context_.chunks(), GrowthPolicy({4 * KiB, 4 * KiB}, geometry()),
+              ArenaOptions{.head = &head_of(window), .space = MS_SPACE_NONCLASS, .checked = true});
+  char* first = static_cast<char*>(arena.allocate(3504 - Fence::kBytes));
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(arena.allocate(2000), nullptr);
+  EXPECT_EQ(arena.unfiled_tail_bytes(), 0u);
+  ASSERT_NE(arena.free_blocks(), nullptr);
+  ArenaStats s = stats(arena);
+  EXPECT_EQ(s.free_blocks_count, 1u);
+  EXPECT_EQ(s.free_blocks_bytes, 592u);
+  check(arena);
+  EXPECT_EQ(arena.allocate(592 - Fence::kBytes), first + 3504);
+  check(arena);
+}
+
+// A class arena whose tails go to its loader's non-class arena (class alignment above 8) leaves
+// a small tail in place while that arena has no structure; the structure, once made, files the
+// class arena's tails too, and non-class requests reuse them.
+TEST_F(ArenaTest, DonorTailsAreFiledByTheWastageArenasFirstStructure) {
+  ms__bump& window = new_window();
+  ms__loader_head& head = head_of(window);
+  auto nonclass = make({4 * KiB}, &window);
+  auto klass = std::make_unique<Arena>(
+      context_.chunks(), GrowthPolicy({4 * KiB, 4 * KiB}, geometry()),
+      ArenaOptions{.alignment = 64, .head = &head, .space = MS_SPACE_CLASS,
+                   .wastage = nonclass.get()});
+  char* k1 = static_cast<char*>(klass->allocate(3520));  // 64-byte multiples: no gaps
+  ASSERT_NE(k1, nullptr);
+  char* k2 = static_cast<char*>(klass->allocate(640));   // a 576-byte tail left in place
+  ASSERT_NE(k2, nullptr);
+  EXPECT_EQ(klass->unfiled_tail_bytes(), 576u);
+  EXPECT_EQ(klass->free_blocks(), nullptr);
+  EXPECT_EQ(nonclass->free_blocks(), nullptr);
+  // The class chunks are "the other space" for the non-class arena, as in a loader.
+  const char* lo = std::min(k1, k2);
+  const char* hi = std::max(k1, k2) + 4 * KiB;
+  nonclass->set_foreign_range(lo, hi);
+  char* x = static_cast<char*>(allocate(*nonclass, window, 64));
+  ASSERT_NE(allocate(*nonclass, window, 64), nullptr);
+  ASSERT_TRUE(x < lo || x >= hi) << "the non-class chunk lies among the class chunks";
+  size_t handed_out = 3520 + 640 + 128;
+  ASSERT_TRUE(klass->verify()) << ms_last_error_text();
+  ASSERT_TRUE(nonclass->verify()) << ms_last_error_text();
+  check_counters({klass.get(), nonclass.get()}, handed_out);
+
+  ASSERT_EQ(nonclass->deallocate(x, 64), MS_OK);  // the non-class arena's first structure
+  handed_out -= 64;
+  EXPECT_EQ(klass->unfiled_tail_bytes(), 0u);
+  ArenaStats ks = stats(*klass);
+  EXPECT_EQ(ks.free_blocks_bytes, 0u);
+  ArenaStats ns = stats(*nonclass);
+  EXPECT_EQ(ns.free_blocks_count, 2u);
+  EXPECT_EQ(ns.free_bytes(BlockWhere::kOtherSpace, BlockOrigin::kSalvaged), 576u);
+  EXPECT_EQ(fit_max(window), 576u);
+  ASSERT_TRUE(klass->verify()) << ms_last_error_text();
+  ASSERT_TRUE(nonclass->verify()) << ms_last_error_text();
+  ASSERT_TRUE(context_.verify()) << ms_last_error_text();
+  check_counters({klass.get(), nonclass.get()}, handed_out);
+  EXPECT_EQ(allocate(*nonclass, window, 576), k1 + 3520);
+  handed_out += 576;
+  ASSERT_TRUE(nonclass->verify()) << ms_last_error_text();
+  check_counters({klass.get(), nonclass.get()}, handed_out);
+  klass.reset();  // first, as a loader's: it gives the non-class arena its tails
 }
 
 TEST_F(ArenaTest, DeallocatedBlockIsReusedBySmallerRequest) {

@@ -13,10 +13,12 @@ time, and cannot know which loaders will die first (docs/placement-bound.md has 
         (X / p) * min(f(k) / k, f(k + 1) / X),  X = page / b, k = floor(X), f(m) = 1 - (1 - p)^m
     times its surviving live bytes;
   - the boot loader never dies: its bytes are counted at 1.0;
-  - bookkeeping floor: one loader object per live loader and per quarantined dead one (the ABI
-    keeps a dead loader's object for `--quarantine` later deaths), nothing else.
+  - bookkeeping floor: one loader object per live loader, and what remembering the last
+    `--remembered` dead handles costs (`--dead-handle` bytes each: the ABI keeps
+    MS_ERR_DESTROYED for them), nothing else.
 
-Usage: scripts/placement-bound.py TRACE [--page 4096] [--loader-object 144] [--quarantine 1024]
+Usage: scripts/placement-bound.py TRACE [--page 4096] [--loader-object 144] [--dead-handle 8]
+       [--remembered 1024]
 """
 
 import argparse
@@ -54,7 +56,8 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--page", type=int, default=4096)
     ap.add_argument("--loader-object", type=int, default=144)
-    ap.add_argument("--quarantine", type=int, default=1024)
+    ap.add_argument("--dead-handle", type=int, default=8)
+    ap.add_argument("--remembered", type=int, default=1024)
     args = ap.parse_args()
 
     kind = {}
@@ -114,8 +117,8 @@ def main():
                         b = sum(peak[l][s] for l in born) / len(born)
                         need += sum(held[l][s] for l in living) * space_ratio(b, p, args.page)
                 need += sum(held[l][0] + held[l][1] for l in alive if kind[l] == "boot")
-                objects = args.loader_object * (
-                    sum(1 for l in alive if kind[l] != "boot") + min(dead, args.quarantine))
+                objects = (args.loader_object * sum(1 for l in alive if kind[l] != "boot") +
+                           args.dead_handle * min(dead, args.remembered))
                 label = " ".join(r[1:2])
                 if live > 0:
                     ratio, with_objects = need / live, (need + objects) / live

@@ -640,7 +640,8 @@ static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t by
   struct ms__loader_head* head =
       (struct ms__loader_head*)((uintptr_t)loader & ~MS__HANDLE_TAG_MASK);
   if (MS__LIKELY(loader != NULL && (unsigned)space <= 1u &&
-                 head->cookie == ((uintptr_t)loader ^ ms__handle_secret))) {
+                 __atomic_load_n(&head->cookie, __ATOMIC_RELAXED) ==
+                     ((uintptr_t)loader ^ ms__handle_secret))) {
     struct ms__bump* b = &head->bump[space];
     char* top = __atomic_load_n(&b->top, __ATOMIC_RELAXED);
     char* end = __atomic_load_n(&b->end, __ATOMIC_RELAXED);
@@ -666,7 +667,8 @@ static inline ms_error_t ms__deallocate_inline(ms_loader_t* loader, void* p,
                                                size_t bytes) MS__NOEXCEPT {
   struct ms__loader_head* head =
       (struct ms__loader_head*)((uintptr_t)loader & ~MS__HANDLE_TAG_MASK);
-  if (MS__LIKELY(loader != NULL && head->cookie == ((uintptr_t)loader ^ ms__handle_secret))) {
+  if (MS__LIKELY(loader != NULL && __atomic_load_n(&head->cookie, __ATOMIC_RELAXED) ==
+                                       ((uintptr_t)loader ^ ms__handle_secret))) {
     struct ms__free_bins* f = head->bins;
     size_t n = (bytes + 7u) & ~(size_t)7u;
     if (f != NULL && n - 1u < 1024u && ((uintptr_t)p & 7u) == 0) {

@@ -43,7 +43,9 @@ const Metaspace* from_handle(const ms_metaspace_t* ms) {
 LoaderMetaspace* loader_of(ms_loader_t* loader) {
   uintptr_t handle = reinterpret_cast<uintptr_t>(loader);
   LoaderMetaspace* l = LoaderMetaspace::object_of(handle);
-  if (l != nullptr && l->cookie == metaspace::api::handle_cookie(loader) && l->valid_handle()) {
+  if (l != nullptr &&
+      __atomic_load_n(&l->cookie, __ATOMIC_RELAXED) == metaspace::api::handle_cookie(loader) &&
+      l->valid_handle()) {
     return l;
   }
   Metaspace* ms = l != nullptr ? metaspace::live_metaspaces::holding_loader_address(l) : nullptr;
@@ -125,7 +127,8 @@ ms_loader_t* ms_loader_create(ms_metaspace_t* ms, ms_loader_kind_t kind, unsigne
     LoaderMetaspace* l = from_handle(ms)->create_loader(kind, flags);
     if (l == nullptr) return nullptr;
     ms_loader_t* handle = to_handle(l);
-    l->cookie = metaspace::api::handle_cookie(handle);  // opens the inline fast path
+    // Opens the inline fast path. Atomic: stale handles to this object are read without a lock.
+    __atomic_store_n(&l->cookie, metaspace::api::handle_cookie(handle), __ATOMIC_RELAXED);
     return handle;
   });
 }
@@ -134,7 +137,7 @@ ms_error_t ms_loader_destroy(ms_loader_t* loader) noexcept {
   return barrier_error("ms_loader_destroy", [&] {
     LoaderMetaspace* l = loader_of(loader);
     if (l == nullptr) return ms_last_error();
-    l->cookie = 0;  // the fast path refuses the handle from now on
+    __atomic_store_n(&l->cookie, uintptr_t{0}, __ATOMIC_RELAXED);  // the fast path refuses it
     return reinterpret_cast<Metaspace*>(l->owner())->destroy_loader(l);
   });
 }
@@ -161,7 +164,8 @@ void* ms_allocate_slow(ms_loader_t* loader, ms_space_t space, size_t bytes) noex
   // end here. The cookie says the loader is alive (the inline path reads it too), so its object
   // may be read.
   LoaderMetaspace* head = LoaderMetaspace::object_of(reinterpret_cast<uintptr_t>(loader));
-  if (loader != nullptr && head->cookie == metaspace::api::handle_cookie(loader)) {
+  if (loader != nullptr &&
+      __atomic_load_n(&head->cookie, __ATOMIC_RELAXED) == metaspace::api::handle_cookie(loader)) {
     if (void* p = head->allocate_in_window(space, bytes)) return p;
   }
   return allocate_checked(loader, space, bytes);

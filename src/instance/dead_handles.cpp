@@ -18,17 +18,11 @@ DeadHandles::~DeadHandles() {
 }
 
 void* DeadHandles::allocate_storage(size_t capacity) {
-  size_t bytes = storage_bytes(capacity);
-  return bytes <= object_bytes_ ? objects_.allocate(object_bytes_) : slabs_.allocate(bytes);
+  return capacity == kInlineCapacity ? inline_storage_ : slabs_.allocate(storage_bytes(capacity));
 }
 
 void DeadHandles::free_storage(void* storage, size_t capacity) {
-  size_t bytes = storage_bytes(capacity);
-  if (bytes <= object_bytes_) {
-    objects_.free(storage, object_bytes_);
-  } else {
-    slabs_.free(storage, bytes);
-  }
+  if (capacity != kInlineCapacity) slabs_.free(storage, storage_bytes(capacity));
 }
 
 size_t DeadHandles::home(uint32_t offset) const {
@@ -73,7 +67,7 @@ void DeadHandles::erase_index(uint32_t h) {
 bool DeadHandles::reserve(size_t n) {
   if (n > kRemembered) n = kRemembered;
   if (n <= capacity_) return true;
-  size_t capacity = std::bit_ceil(n < 16 ? size_t{16} : n);
+  size_t capacity = std::bit_ceil(n < kInlineCapacity ? kInlineCapacity : n);
   void* storage = allocate_storage(capacity);
   if (storage == nullptr) return false;  // MS_ERR_OUT_OF_MEMORY recorded
   auto* ring = static_cast<uint32_t*>(storage);

@@ -37,13 +37,11 @@ class DeadHandles {
   static constexpr size_t kRemembered = 1024;
 
   // `base`: where the range of the handles' objects starts; every handle added lies in
-  // [base, base + 4 GiB). The first storage (16 handles, 128 bytes) takes a slot of
-  // `objects`, the loader objects' slabs, as a loader object would (a page they have anyway):
-  // a slab page of its own cost the lab's smallest trace with deaths (a recording of its Unload
-  // program with class-data sharing: 352 KB live) 0.012 of footprint/live. Larger ones come
-  // from `slabs`.
-  DeadHandles(SlabAllocator& objects, size_t object_bytes, SlabAllocator& slabs, uintptr_t base)
-      : objects_(objects), object_bytes_(object_bytes), slabs_(slabs), base_(base) {}
+  // [base, base + 4 GiB). The first storage (16 handles, 128 bytes) lies in this object; larger
+  // ones come from `slabs`. (A slab page of its own for the first 16 cost the lab's smallest
+  // trace with deaths — its Unload program recorded with class-data sharing, 352 KB live — 0.012
+  // of footprint/live; a fixed 128 bytes per metaspace does not grow with the loaders.)
+  DeadHandles(SlabAllocator& slabs, uintptr_t base) : slabs_(slabs), base_(base) {}
   ~DeadHandles();
   DeadHandles(const DeadHandles&) = delete;
   DeadHandles& operator=(const DeadHandles&) = delete;
@@ -58,12 +56,6 @@ class DeadHandles {
     return h - base_ <= UINT32_MAX && find(static_cast<uint32_t>(h - base_)) != kEmpty;
   }
 
-  // Whether the storage is a slot of `objects` (then it lies where a loader object could).
-  // Its bytes 64..127 are the index: 16-bit ring positions below 16 or 0xFFFF, so a stale
-  // handle's check of a loader object's magic word (at byte 72, "LOAD") never passes there.
-  bool storage_is_an_object() const {
-    return storage_ != nullptr && storage_bytes(capacity_) <= object_bytes_;
-  }
   size_t size() const { return count_; }
   size_t capacity() const { return capacity_; }
   // Bytes of bookkeeping it holds.
@@ -88,8 +80,7 @@ class DeadHandles {
   void* allocate_storage(size_t capacity);
   void free_storage(void* storage, size_t capacity);
 
-  SlabAllocator& objects_;
-  const size_t object_bytes_;
+  static constexpr size_t kInlineCapacity = 16;
   SlabAllocator& slabs_;
   const uintptr_t base_;
   // One allocation: ring_[capacity_] then index_[2 * capacity_].
@@ -99,6 +90,7 @@ class DeadHandles {
   size_t capacity_ = 0;        // a power of two, ≤ kRemembered
   size_t count_ = 0;
   size_t oldest_ = 0;
+  alignas(uint32_t) unsigned char inline_storage_[kInlineCapacity * (sizeof(uint32_t) + 2 * sizeof(uint16_t))];
 };
 
 }  // namespace metaspace

@@ -77,8 +77,7 @@ Metaspace::Metaspace(const ms_settings_t& settings)
       *nonclass_, *class_space_, limiter_, *micro_pool_, handle(), protect,
       settings.count_allocations != 0 || protect});
   dead_ = std::make_unique<DeadHandles>(
-      *loader_objects_, sizeof(LoaderMetaspace), nonclass_->bookkeeping(),
-      reinterpret_cast<uintptr_t>(loader_objects_->range_base()));
+      nonclass_->bookkeeping(), reinterpret_cast<uintptr_t>(loader_objects_->range_base()));
 }
 
 void Metaspace::free_loader_object(LoaderMetaspace* l) { loader_slabs().destroy(l); }
@@ -262,10 +261,9 @@ bool Metaspace::verify_dead_handles() {
   }
   MS_VERIFY(kept == kept_count_, "%zu kept dead loader objects, counter says %zu", kept,
             kept_count_);
-  size_t storage = dead_->storage_is_an_object() ? 1 : 0;
-  MS_VERIFY(loader_slabs().live_allocations() == live + kept + storage,
-            "%zu loader objects for %zu live loaders, %zu kept dead ones and %zu dead handle "
-            "storage", loader_slabs().live_allocations(), live, kept, storage);
+  MS_VERIFY(loader_slabs().live_allocations() == live + kept,
+            "%zu loader objects for %zu live loaders and %zu kept dead ones",
+            loader_slabs().live_allocations(), live, kept);
   return true;
 }
 

@@ -11,7 +11,15 @@
 
 namespace metaspace {
 
-LoaderMetaspace::LoaderMetaspace(const LoaderEnvironment& env) : ms__loader_head{}, env_(&env) {}
+LoaderMetaspace::LoaderMetaspace(const LoaderEnvironment& env) : env_(&env) {
+  // The head field by field: a stale handle to this object (its former loader's) reads the
+  // cookie word without a lock, and so does the slab's free list; every access to that word is
+  // atomic (relaxed), so the word is never a plain store that TSan sees race with them.
+  __atomic_store_n(&cookie, uintptr_t{0}, __ATOMIC_RELAXED);
+  for (ms__bump& b : bump) b = ms__bump{};
+  for (uint32_t& f : fit_max) f = 0;
+  bins = nullptr;
+}
 
 LoaderMetaspace::~LoaderMetaspace() {
   MS_ASSERT(micro_.empty(), "loader object freed while it holds pooled bytes");

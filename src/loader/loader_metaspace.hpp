@@ -203,7 +203,7 @@ class LoaderMetaspace : public ms__loader_head {
 
   // 144 bytes in all: the head (72), one word of magic, lock, state, tag and kind, 4 pointers,
   // the record.
-  static constexpr uint32_t kMagic = 0x4C4F4144u;  // "LOAD"; at byte 72 (dead_handles.hpp)
+  static constexpr uint32_t kMagic = 0x4C4F4144u;  // "LOAD"
   const uint32_t magic_ = kMagic;
   LoaderLock lock_;
   bool alive_ = false;

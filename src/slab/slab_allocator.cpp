@@ -70,7 +70,9 @@ void* SlabAllocator::allocate(size_t bytes) {
     }
     if (s->free != nullptr) {
       result = s->free;
-      s->free = *static_cast<void**>(result);
+      // Atomic (relaxed) like every access to an object's first word: a stale loader handle
+      // reads that word (the cookie) without this lock (instance/dead_handles.hpp).
+      s->free = __atomic_load_n(static_cast<void**>(result), __ATOMIC_RELAXED);
     } else {
       result = reinterpret_cast<char*>(s) + kSlabHeaderBytes + size_t{s->carved} * kClassBytes[c];
       s->carved++;
@@ -99,7 +101,7 @@ void SlabAllocator::free(void* p, size_t bytes) {
     MS_ASSERT(s->size_class == static_cast<uint32_t>(c) && s->used > 0,
               "%p freed as %zu bytes into a slab of class %u", p, bytes, s->size_class);
     bool was_full = s->used == s->capacity;
-    *static_cast<void**>(p) = s->free;
+    __atomic_store_n(static_cast<void**>(p), s->free, __ATOMIC_RELAXED);  // see allocate()
     s->free = p;
     s->used--;
     if (s->used == 0) {

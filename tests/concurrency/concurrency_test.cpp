@@ -196,10 +196,11 @@ TEST(Concurrency, LoadersStatisticsAndVerifyFromManyThreads) {
   ms_destroy(ms);
 }
 
-// Loaders are created and destroyed from two threads while an observer verifies. Dead loader
-// objects are not recycled: they wait in a quarantine (1024 deaths) so that a handle used after
-// its destruction gets MS_ERR_DESTROYED, and each thread checks exactly that on its previous
-// loader while the other thread keeps killing loaders.
+// Loaders are created and destroyed from two threads while an observer verifies. A dead
+// loader's object is reused at once under another handle, and the last 1024 dead handles are
+// remembered, so that a handle used after its destruction gets MS_ERR_DESTROYED; each thread
+// checks exactly that on its previous loader (whose object may be the other thread's loader by
+// then) while the other thread keeps killing loaders.
 TEST(Concurrency, DeadHandlesStayDeadWhileOtherThreadsChurn) {
   constexpr unsigned kRounds = 400;
   ms_metaspace_t* ms = ms_create(nullptr);
@@ -214,21 +215,20 @@ TEST(Concurrency, DeadHandlesStayDeadWhileOtherThreadsChurn) {
     workers.emplace_back([&, t] {
       std::mt19937 rng(77u + static_cast<unsigned>(t));
       ms_loader_t* previous = nullptr;
-      // 2 × 400 deaths in all stay below the quarantine of 1024 whatever the scheduling, so
-      // no dead object is freed while its thread may still look at it.
+      // 2 × 400 deaths in all stay below the 1024 remembered whatever the scheduling.
       for (unsigned i = 0; i < kRounds; i++) {
         ms_loader_t* l = ms_loader_create(ms, MS_LOADER_MICRO, 0);
         if (l == nullptr) {
           failures.add(ms_last_error_text());
           return;
         }
-        if (l == previous) failures.add("a dead loader's object was handed out again");
+        if (l == previous) failures.add("a dead loader's handle was handed out again");
         if (ms_allocate(l, MS_SPACE_CLASS, 528) == nullptr ||
             ms_allocate(l, MS_SPACE_NONCLASS, 8 + rng() % 300) == nullptr) {
           failures.add(ms_last_error_text());
         }
         if (previous != nullptr) {
-          // Fewer than 1024 deaths since: still quarantined.
+          // Fewer than 1024 deaths since: still remembered.
           if (ms_allocate(previous, MS_SPACE_NONCLASS, 16) != nullptr ||
               ms_last_error() != MS_ERR_DESTROYED) {
             failures.add("a dead handle was served");
@@ -315,7 +315,8 @@ TEST(Concurrency, ReportsLoaderStatisticsAndVerifyWhileLoadersChurn) {
       if (l == nullptr) continue;
       ms_loader_stats_t ls;
       ms_error_t e = ms_loader_get_stats(l, &ls);
-      // The owner may have destroyed it since: a quarantined handle says so.
+      // The owner may have destroyed it since: a remembered dead handle says so (never read
+      // from a freed object: the check runs under the registry lock, docs/threads.md).
       if (e != MS_OK && e != MS_ERR_DESTROYED) failures.add(ms_last_error_text());
       if (e == MS_OK && ls.used_bytes[0] > ls.committed_bytes[0]) {
         failures.add("loader uses more than it has committed");

@@ -166,7 +166,7 @@ class Workload {
     ms_get_stats(ms_, &st);
     expect(st.total.used_bytes == 0 && st.total.free_blocks_bytes == 0, "used after the end");
     if (config_.reclaim != MS_RECLAIM_NONE) {
-      // Only bookkeeping (quarantined loader objects, spare chunk headers) stays.
+      // Only bookkeeping (remembered dead handles, spare chunk headers) stays.
       expect(st.total.committed_bytes == st.total.overhead_bytes,
              "committed after the end: " + std::to_string(st.total.committed_bytes));
     }

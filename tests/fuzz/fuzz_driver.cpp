@@ -182,7 +182,7 @@ class Session {
                  st.total.used_bytes, st.total.free_blocks_bytes, st.total.free_in_chunks_bytes,
                  st.total.fence_bytes);
       if (settings_.reclaim != MS_RECLAIM_NONE) {
-        // Only bookkeeping (quarantined loader objects, spare chunk headers) stays.
+        // Only bookkeeping (remembered dead handles, spare chunk headers) stays.
         FUZZ_CHECK(st.total.committed_bytes == st.total.overhead_bytes,
                    "all loaders destroyed and purged, %zu bytes still committed",
                    st.total.committed_bytes);

@@ -67,7 +67,7 @@ void fill_and_destroy(const ms_settings_t& s, bool destroy_loaders_first) {
     ASSERT_EQ(ms_get_stats(ms, &st), MS_OK);
     EXPECT_EQ(st.total.used_bytes, 0u);
     if (s.reclaim != MS_RECLAIM_NONE) {
-      // Only bookkeeping (quarantined loader objects, spare chunk headers) stays.
+      // Only bookkeeping (remembered dead handles, spare chunk headers) stays.
       EXPECT_EQ(st.total.committed_bytes, st.total.overhead_bytes) << "all loaders dead and purged";
     }
   }

@@ -189,7 +189,7 @@ void run_stress(int checked, double seconds) {
   ASSERT_EQ(ms_get_stats(sh.ms, &st), MS_OK);
   EXPECT_EQ(st.loaders, 0u);
   EXPECT_EQ(st.total.used_bytes, 0u);
-  // Only bookkeeping (quarantined loader objects, spare chunk headers) stays.
+  // Only bookkeeping (remembered dead handles, spare chunk headers) stays.
   EXPECT_EQ(st.total.committed_bytes, st.total.overhead_bytes)
       << "balanced: all loaders dead and purged";
   std::printf("stress (checked=%d): %.1f s, %llu loaders, %llu allocations, %llu verifications, "

@@ -76,7 +76,7 @@ TEST(Api, AllocateWriteDestroy) {
   ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
   ASSERT_EQ(ms_get_stats(ms, &st), MS_OK);
   EXPECT_EQ(st.total.used_bytes, 0u);
-  // What stays is bookkeeping: the dead loader's object (quarantined) and spare chunk headers
+  // What stays is bookkeeping: the dead loader's handle (remembered) and spare chunk headers
   // (slabs: 8 pages), and the class space's own: the header pages of its commit mask, area flags
   // and table page counts written so far (3), the chunk start pages of its guard chunk's split
   // (4), the two node maps' tables (1 each). Measured 17 pages.

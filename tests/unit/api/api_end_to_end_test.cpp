@@ -136,7 +136,7 @@ void run(size_t class_alignment) {
   print("after purge", st);
   EXPECT_EQ(st.loaders, 200u);
   // Chunk memory within 10 % of used; the bookkeeping (live loaders' objects and chunk headers,
-  // the 800 dead loaders' objects in quarantine; the nodes' commit masks and chunk start table
+  // the 800 dead loaders' handles; the nodes' commit masks and chunk start table
   // pages, the node maps) is counted apart: measured 3.09 MB against 29.25 MB used (10.6 %; 9.6 %
   // with aligned classes): slab pages and chunk start pages (one per 512 KiB of node range with a
   // chunk start in it), like granules, stay pinned by survivors. 1.98 MB of it are slabs; the

@@ -246,15 +246,4 @@ TEST_P(StaleHandles, ADeathWithoutRoomForItsHandleKeepsTheObjectUntilRoomIsFound
   ASSERT_MS_OK(ms_verify(ms_));
 }
 
-// The dead handles' first storage takes a loader object's slot (dead_handles.hpp); its bytes
-// 64..127 can never hold the magic word, which must lie there.
-TEST_P(StaleHandles, TheMagicWordLiesWhereTheSmallStorageHoldsRingPositions) {
-  ms_loader_t* l = ms_loader_create(ms_, MS_LOADER_MICRO, 0);
-  ASSERT_NE(l, nullptr);
-  uint32_t word;
-  std::memcpy(&word, reinterpret_cast<const char*>(object_of(l)) + 72, sizeof word);
-  EXPECT_EQ(word, 0x4C4F4144u);
-  ASSERT_MS_OK(ms_loader_destroy(l));
-}
-
 }  // namespace

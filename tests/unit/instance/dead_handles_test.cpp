@@ -24,7 +24,7 @@ constexpr uintptr_t kBase = 0x7f0000000000u;
 uintptr_t handle(uintptr_t object, unsigned tag) { return kBase + 4096 + object * 144 + tag; }
 
 TEST_F(DeadHandlesTest, RemembersTheLastOnesInOrderOfDeath) {
-  DeadHandles dead(slabs_, 144, slabs_, kBase);
+  DeadHandles dead(slabs_, kBase);
   std::deque<uintptr_t> model;
   std::mt19937_64 rng(11);
   for (size_t i = 0; i < 5000; i++) {
@@ -58,13 +58,13 @@ TEST_F(DeadHandlesTest, RemembersTheLastOnesInOrderOfDeath) {
 TEST_F(DeadHandlesTest, GrowsOnlyAsFarAsReservedAndGivesItsMemoryBack) {
   size_t before = slabs_.committed_bytes();
   {
-    DeadHandles dead(slabs_, 144, slabs_, kBase);
+    DeadHandles dead(slabs_, kBase);
     EXPECT_EQ(dead.capacity(), 0u);
     EXPECT_FALSE(dead.contains(handle(1, 0)));
     EXPECT_FALSE(dead.contains(kBase - 16));  // outside the range: never remembered
     EXPECT_FALSE(dead.contains(kBase + (uintptr_t{1} << 33)));
     ASSERT_TRUE(dead.reserve(3));
-    EXPECT_EQ(dead.capacity(), 16u);  // the smallest: 128 bytes
+    EXPECT_EQ(dead.capacity(), 16u);  // the smallest: 128 bytes, in the object itself
     for (unsigned i = 0; i < 16; i++) dead.add(handle(i, 0));
     ASSERT_TRUE(dead.reserve(17));
     EXPECT_EQ(dead.capacity(), 32u);
@@ -82,7 +82,7 @@ TEST_F(DeadHandlesTest, GrowsOnlyAsFarAsReservedAndGivesItsMemoryBack) {
 TEST_F(DeadHandlesTest, ForgettingTheOldestKeepsEveryProbeRunIntact) {
   // Handles that share home slots (same object, every tag): deleting from the middle of a probe
   // run must leave the later entries reachable (backward shift).
-  DeadHandles dead(slabs_, 144, slabs_, kBase);
+  DeadHandles dead(slabs_, kBase);
   ASSERT_TRUE(dead.reserve(DeadHandles::kRemembered));
   std::deque<uintptr_t> model;
   for (unsigned round = 0; round < 3; round++) {

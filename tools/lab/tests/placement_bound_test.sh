@@ -1,7 +1,8 @@
 #!/bin/sh
 # scripts/placement-bound.py is a floor: on every real trace the library's measured worst
 # footprint/live must lie on or above it (a floor above a measured figure is a wrong floor), and
-# interleave's floor must stay above 1.05 (docs/placement-bound.md says it cannot be met there).
+# interleave's floor must be what docs/placement-bound.md says (1.048: just under 1.05 since dead
+# loaders' objects go back at once; 1.052 with the quarantine of 1 024 dead objects before).
 # usage: placement_bound_test.sh METASPACE-LAB SCRIPT TRACE_DIR
 set -eu
 lab=$1
@@ -20,8 +21,8 @@ for trace in "$dir"/*.trace.gz; do
     echo "$name: the floor $floor lies above the measured $measured"
     status=1
   fi
-  if [ "$name" = jdk25-interleave ] && ! awk -v f="$floor" 'BEGIN { exit !(f > 1.05) }'; then
-    echo "$name: floor $floor is not above 1.05 any more: docs/placement-bound.md is out of date"
+  if [ "$name" = jdk25-interleave ] && ! awk -v f="$floor" 'BEGIN { exit !(f > 1.0465 && f < 1.0485) }'; then
+    echo "$name: floor $floor is not the 1.048 of docs/placement-bound.md any more: out of date"
     status=1
   fi
 done

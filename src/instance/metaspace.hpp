@@ -155,6 +155,21 @@ class Metaspace {
   size_t kept_count_ = 0;
   // Moves every kept object's handle to dead_ (room reserved) and frees the object.
   void forget_kept_objects();
+  // Loader objects all of whose handles are remembered as dead, oldest first, linked through
+  // prev_/next_ (new_loader_object): at most 1 024 / 14 + 1 at a time while they are used up;
+  // purge() frees those that are not any more. Under registry_lock_.
+  LoaderMetaspace* parked_first_ = nullptr;
+  LoaderMetaspace* parked_last_ = nullptr;
+  size_t parked_count_ = 0;
+  void park(LoaderMetaspace* l);
+  LoaderMetaspace* unpark_first();
+  void free_usable_parked_objects();
+  // Gives l the first tag, from kHandleTags[first] on (wrapping), whose handle is not a dead one.
+  bool choose_tag(LoaderMetaspace* l, size_t first);
+  // The object and tag (its index) of the loader that died last: the slab hands that object out
+  // next, and the tag after it is the first one to try.
+  uintptr_t last_freed_object_ = 0;
+  size_t last_freed_tag_ = 0;
 };
 
 }  // namespace metaspace

@@ -50,4 +50,21 @@ record jdk25-javac-sample "$bin/javac" -d "$work/javac-out" $(find "$src/javac-s
 # --execution local: the snippets run in jshell's own JVM (by default it starts a second JVM, and
 # the log would merge two runs); --no-startup: no default imports (the trace is 6 % smaller).
 record jdk25-jshell "$bin/jshell" --execution local --no-startup -q "$src/jshell/session.jsh"
+# Not fixtures: the same programs with other parameters, to see how the library does on traces it
+# was not tuned on (docs/bookkeeping.md, "Dead loaders leave their handles", has their figures).
+# Recorded with VARIANTS=1, or by name.
+variant() {
+  [[ ${VARIANTS:-0} == 1 || $wanted == *" $1 "* ]] || return 0
+  record "$@"
+}
+variant ml-3-60-20 "$bin/java" -Xshare:off -cp classes ManyLoaders 3 60 20
+variant ml-10-20-60 "$bin/java" -Xshare:off -cp classes ManyLoaders 10 20 60
+variant ml-8-50-100 "$bin/java" -Xshare:off -cp classes ManyLoaders 8 50 100
+variant ml-6-30-40-cds "$bin/java" -cp classes ManyLoaders 6 30 40
+variant ml-4-100-0 "$bin/java" -Xshare:off -cp classes ManyLoaders 4 100 0
+variant ml-12-10-10 "$bin/java" -Xshare:off -cp classes ManyLoaders 12 10 10
+variant il-100 "$bin/java" -Xshare:off -cp classes Interleave 100
+variant il-1000 "$bin/java" -Xshare:off -cp classes Interleave 1000
+variant unload-cds "$bin/java" -cp classes Unload
+variant ml-6-30-40-coh "$bin/java" -Xshare:off -XX:+UseCompactObjectHeaders -cp classes ManyLoaders 6 30 40
 ls -l "$out"/*.trace.gz

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string>
 
+#include "support/api_fixtures.hpp"
+
 namespace {
 
 struct Slice {  // what a runtime might hand over by mistake: [begin, end) plus bookkeeping
@@ -29,18 +31,11 @@ std::string json_report(ms_metaspace_t* ms) {
   return text;
 }
 
-class ForeignHandles : public ::testing::TestWithParam<int> {
+class ForeignHandles : public metaspace::test::MetaspaceByMode {
  protected:
-  void SetUp() override {
-    ms_settings_t s;
-    ms_settings_init(&s);
-    s.checked = GetParam();
-    ms_ = ms_create(&s);
-    ASSERT_NE(ms_, nullptr) << ms_last_error_text();
-  }
   void TearDown() override {
     EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
-    ms_destroy(ms_);
+    MetaspaceByMode::TearDown();
   }
   // The call is refused with MS_ERR_INVALID_ARGUMENT and the memory behind the handle is as it was.
   void expect_refused(void* handle, size_t bytes_to_compare) {
@@ -65,7 +60,6 @@ class ForeignHandles : public ::testing::TestWithParam<int> {
         << "the library wrote into memory that is not a loader";
   }
 
-  ms_metaspace_t* ms_ = nullptr;
 };
 
 TEST_P(ForeignHandles, SliceStructWithReadableNonZeroWordsIsRefused) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "os/fault_injection.hpp"
+#include "support/api_fixtures.hpp"
 #include "support/ms_assertions.hpp"
 
 namespace {
@@ -35,17 +36,14 @@ void expect_destroyed(ms_loader_t* dead, void* block, size_t bytes) {
   EXPECT_EQ(ms_loader_destroy(dead), MS_ERR_DESTROYED);
 }
 
-class StaleHandles : public ::testing::TestWithParam<int> {
+class StaleHandles : public metaspace::test::MetaspaceByMode {
  protected:
-  void SetUp() override {
-    ms_settings_t s;
-    ms_settings_init(&s);
-    s.checked = GetParam();
-    ms_ = ms_create(&s);
-    ASSERT_NE(ms_, nullptr) << ms_last_error_text();
+  size_t nonclass_overhead() {
+    ms_usage_t u{};
+    u.size = sizeof u;
+    EXPECT_EQ(ms_get_usage(ms_, &u), MS_OK) << ms_last_error_text();
+    return u.space[MS_SPACE_NONCLASS].overhead_bytes;
   }
-  void TearDown() override { ms_destroy(ms_); }
-  ms_metaspace_t* ms_ = nullptr;
 };
 
 INSTANTIATE_TEST_SUITE_P(Modes, StaleHandles, ::testing::Values(0, 1),
@@ -138,9 +136,7 @@ TEST_P(StaleHandles, AHandleWhoseObjectWentBackToTheKernelStillSaysDestroyed) {
   // The start: one loader made and gone, so the node's own bookkeeping pages exist already.
   ASSERT_MS_OK(ms_loader_destroy(ms_loader_create(ms_, MS_LOADER_MICRO, 0)));
   ms_purge(ms_);
-  ms_usage_t start{};
-  start.size = sizeof start;
-  ASSERT_MS_OK(ms_get_usage(ms_, &start));
+  size_t start = nonclass_overhead();
   std::vector<ms_loader_t*> handles;
   for (int i = 0; i < 300; i++) {
     ms_loader_t* l = ms_loader_create(ms_, MS_LOADER_MICRO, 0);
@@ -151,13 +147,9 @@ TEST_P(StaleHandles, AHandleWhoseObjectWentBackToTheKernelStillSaysDestroyed) {
   for (ms_loader_t* l : handles) ASSERT_MS_OK(ms_loader_destroy(l));
   ms_purge(ms_);
   // The 300 objects' pages (144 bytes each, 28 to a page) went back: what the dead loaders leave
-  // is their handles, 12 bytes each (room for 512 after 300 deaths: 6 KiB, from 192 bytes at
-  // the start), not 11 pages of objects.
-  ms_usage_t end{};
-  end.size = sizeof end;
-  ASSERT_MS_OK(ms_get_usage(ms_, &end));
-  EXPECT_LE(end.space[MS_SPACE_NONCLASS].overhead_bytes,
-            start.space[MS_SPACE_NONCLASS].overhead_bytes + 8 * 1024);
+  // is their handles, 8 bytes each (room for 512 after 300 deaths: 4 KiB), not 11 pages of
+  // objects.
+  EXPECT_LE(nonclass_overhead(), start + 8 * 1024);
   for (ms_loader_t* l : handles) expect_destroyed(l, nullptr, 0);
   ASSERT_MS_OK(ms_verify(ms_));
 }
@@ -251,9 +243,7 @@ TEST_P(StaleHandles, ALongLoopHoldsAFewObjectsAndEveryRecentHandleStaysDead) {
   // is parked until they are forgotten; about 1 024 / 14 objects rotate, a few slab pages.
   ms_loader_destroy(ms_loader_create(ms_, MS_LOADER_MICRO, 0));
   ms_purge(ms_);
-  ms_usage_t start{};
-  start.size = sizeof start;
-  ASSERT_MS_OK(ms_get_usage(ms_, &start));
+  size_t start = nonclass_overhead();
   std::vector<ms_loader_t*> recent;
   for (int i = 0; i < 5000; i++) {
     ms_loader_t* l = ms_loader_create(ms_, MS_LOADER_MICRO, 0);
@@ -263,12 +253,8 @@ TEST_P(StaleHandles, ALongLoopHoldsAFewObjectsAndEveryRecentHandleStaysDead) {
     if (i % 500 == 0) ASSERT_MS_OK(ms_verify(ms_));
   }
   ms_purge(ms_);
-  ms_usage_t end{};
-  end.size = sizeof end;
-  ASSERT_MS_OK(ms_get_usage(ms_, &end));
   // 75 objects of 144 bytes (3 pages), the dead handles (8 KiB): 5 pages and some slack.
-  EXPECT_LE(end.space[MS_SPACE_NONCLASS].overhead_bytes,
-            start.space[MS_SPACE_NONCLASS].overhead_bytes + 8 * 4096);
+  EXPECT_LE(nonclass_overhead(), start + 8 * 4096);
   for (ms_loader_t* h : recent) expect_destroyed(h, nullptr, 0);
   ASSERT_MS_OK(ms_verify(ms_));
 }

@@ -11,21 +11,15 @@
 #include <vector>
 
 #include "support/accounting.hpp"
+#include "support/api_fixtures.hpp"
 
 namespace {
 
-class InlineFree : public ::testing::Test {
+class InlineFree : public metaspace::test::OneStandardLoader {
  protected:
-  void SetUp() override {
-    ms_ = ms_create(nullptr);
-    ASSERT_NE(ms_, nullptr) << ms_last_error_text();
-    l_ = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
-    ASSERT_NE(l_, nullptr) << ms_last_error_text();
-  }
   void TearDown() override {
     check();
-    EXPECT_EQ(ms_loader_destroy(l_), MS_OK);
-    ms_destroy(ms_);
+    OneStandardLoader::TearDown();
   }
   void check() {
     ASSERT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
@@ -41,8 +35,6 @@ class InlineFree : public ::testing::Test {
     return p;
   }
 
-  ms_metaspace_t* ms_ = nullptr;
-  ms_loader_t* l_ = nullptr;
 };
 
 TEST_F(InlineFree, FreedBlockIsReusedForItsSizeEverySizeUpTo128Words) {

@@ -9,21 +9,12 @@
 #include <cstring>
 
 #include "support/accounting.hpp"
+#include "support/api_fixtures.hpp"
 
 namespace {
 
-class TailsInPlace : public ::testing::Test {
+class TailsInPlace : public metaspace::test::OneStandardLoader {
  protected:
-  void SetUp() override {
-    ms_ = ms_create(nullptr);
-    ASSERT_NE(ms_, nullptr) << ms_last_error_text();
-    l_ = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
-    ASSERT_NE(l_, nullptr) << ms_last_error_text();
-  }
-  void TearDown() override {
-    EXPECT_EQ(ms_loader_destroy(l_), MS_OK);
-    ms_destroy(ms_);
-  }
   // ms_verify, the identity, and the loader's used bytes: exactly what it was handed.
   void check(size_t handed_out) {
     ASSERT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
@@ -38,8 +29,6 @@ class TailsInPlace : public ::testing::Test {
     EXPECT_EQ(ls.used_bytes[MS_SPACE_NONCLASS], handed_out);
   }
 
-  ms_metaspace_t* ms_ = nullptr;
-  ms_loader_t* l_ = nullptr;
 };
 
 TEST_F(TailsInPlace, LoaderThatNeverFreesKeepsThemAsSalvagedWaste) {

@@ -44,6 +44,10 @@ record jdk25-unload "$bin/java" -Xshare:off -cp classes Unload
 record jdk25-coh-unload "$bin/java" -Xshare:off -XX:+UseCompactObjectHeaders -cp classes Unload
 record jdk25-interleave "$bin/java" -Xshare:off -cp classes Interleave 400
 record jdk25-many-loaders "$bin/java" -Xshare:off -cp classes ManyLoaders 6 30 40
+# Two of the variants below made fixtures: the default class-data sharing (small live, so the
+# fixed costs weigh), and more, smaller waves.
+record jdk25-unload-cds "$bin/java" -cp classes Unload
+record jdk25-ml-10-20-60 "$bin/java" -Xshare:off -cp classes ManyLoaders 10 20 60
 # javac and jshell run with the JDK's default class-data sharing (the archived JDK classes are
 # mapped, not allocated, as in any ordinary run): with -Xshare:off their traces are 1.6-1.8 times larger.
 record jdk25-javac-sample "$bin/javac" -d "$work/javac-out" $(find "$src/javac-sample" -name '*.java' | sort)
@@ -58,13 +62,11 @@ variant() {
   record "$@"
 }
 variant ml-3-60-20 "$bin/java" -Xshare:off -cp classes ManyLoaders 3 60 20
-variant ml-10-20-60 "$bin/java" -Xshare:off -cp classes ManyLoaders 10 20 60
 variant ml-8-50-100 "$bin/java" -Xshare:off -cp classes ManyLoaders 8 50 100
 variant ml-6-30-40-cds "$bin/java" -cp classes ManyLoaders 6 30 40
 variant ml-4-100-0 "$bin/java" -Xshare:off -cp classes ManyLoaders 4 100 0
 variant ml-12-10-10 "$bin/java" -Xshare:off -cp classes ManyLoaders 12 10 10
 variant il-100 "$bin/java" -Xshare:off -cp classes Interleave 100
 variant il-1000 "$bin/java" -Xshare:off -cp classes Interleave 1000
-variant unload-cds "$bin/java" -cp classes Unload
 variant ml-6-30-40-coh "$bin/java" -Xshare:off -XX:+UseCompactObjectHeaders -cp classes ManyLoaders 6 30 40
 ls -l "$out"/*.trace.gz

@@ -184,7 +184,7 @@ TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
       EXPECT_LE(r["max_footprint_live"].get<double>(), 1.05) << r.dump();
     }
   }
-  EXPECT_EQ(expand_traces({data}).size(), 8u) << "a folder is its traces";
+  EXPECT_EQ(expand_traces({data}).size(), 10u) << "a folder is its traces";
 }
 
 // Every real JVM trace of tools/lab/tests/data through elastic, blocks written: footprint/live at
@@ -214,7 +214,12 @@ TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
 // place while it is the loader's only one (the arenas' 304 bytes otherwise pushed 46 loaders
 // over a 4 KiB boundary).
 TEST(LabTruth, ElasticStaysWithinItsGoalOnEveryRealTrace) {
-  const std::map<std::string, double> regression_bound = {{"jdk25-interleave", 1.09}};
+  // Traces where 1.05 is not met, held to what the library reaches there (a regression test,
+  // not the goal): interleave (floor 1.048), Unload with class-data sharing (352 KB live: fixed
+  // costs weigh; floor 1.104) and ManyLoaders with 10 waves of 20 loaders and 60 hidden classes
+  // (floor 1.042). docs/placement-bound.md.
+  const std::map<std::string, double> regression_bound = {
+      {"jdk25-interleave", 1.09}, {"jdk25-unload-cds", 1.195}, {"jdk25-ml-10-20-60", 1.06}};
   register_elastic_backends();
   const auto traces = expand_traces({LAB_TEST_DATA_DIR});
   ASSERT_GE(traces.size(), 8u);

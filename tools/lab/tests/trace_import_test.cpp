@@ -155,6 +155,8 @@ constexpr Expected kFixtures[] = {
     {"jdk25-many-loaders.trace.gz", 427, 420, 78089, 2135, 10297248, 131},
     {"jdk25-javac-sample.trace.gz", 59, 0, 68569, 1953, 11085968, 104},
     {"jdk25-jshell.trace.gz", 82, 0, 101315, 2948, 16127096, 124},
+    {"jdk25-unload-cds.trace.gz", 66, 60, 6567, 140, 639648, 0},
+    {"jdk25-ml-10-20-60.trace.gz", 807, 800, 87518, 2623, 11309048, 132},
 };
 
 TEST(HotSpotImport, FixtureTracesHoldWhatTheLogsShow) {

@@ -33,6 +33,8 @@ constexpr Fixture kFixtures[] = {
     {"jdk25-many-loaders.trace.gz", 7318648, 15},
     {"jdk25-javac-sample.trace.gz", 11049648, 8},
     {"jdk25-jshell.trace.gz", 16092648, 14},
+    {"jdk25-unload-cds.trace.gz", 362688, 7},
+    {"jdk25-ml-10-20-60.trace.gz", 7345600, 22},
 };
 
 BackendRun replay(const std::string& trace, const std::string& backend) {

@@ -73,9 +73,10 @@ struct Metaspace {
 struct MetaspaceCounted : Metaspace {
   static constexpr const char* kName = "metaspace_counted";
   static void* alloc(Loader* l, Req r) {
-    auto* head = reinterpret_cast<ms__loader_head*>(l);
+    ms__loader_head* head = ms__head_of(l);  // the handle carries a tag (metaspace.h)
     if (MS__LIKELY(l != nullptr && r.space <= 1u &&
-                   head->cookie == (reinterpret_cast<uintptr_t>(l) ^ ms__handle_secret))) {
+                   __atomic_load_n(&head->cookie, __ATOMIC_RELAXED) ==
+                       (reinterpret_cast<uintptr_t>(l) ^ ms__handle_secret))) {
       ms__bump* b = &head->bump[r.space];
       char* top = __atomic_load_n(&b->top, __ATOMIC_RELAXED);
       char* end = __atomic_load_n(&b->end, __ATOMIC_RELAXED);
@@ -199,14 +200,15 @@ void bm_slow_path_share(benchmark::State& state) {
     size_t used = 0;
     for (size_t i = 0; used < bench::kLoaderBytes; i++) {
       const Req& r = reqs[i % bench::kReqs];
-      const ms__bump& b = reinterpret_cast<ms__loader_head*>(l)->bump[r.space];
+      const ms__loader_head* head = ms__head_of(l);  // the handle carries a tag (metaspace.h)
+      const ms__bump& b = head->bump[r.space];
       size_t bytes = (r.bytes + 7u) & ~size_t{7};
       n[r.space]++;
       if (b.top == nullptr) {
         parked[r.space]++;
       } else if (bytes > static_cast<size_t>(b.end - b.top)) {
         no_room[r.space]++;
-      } else if (bytes <= reinterpret_cast<ms__loader_head*>(l)->fit_max[r.space]) {
+      } else if (bytes <= head->fit_max[r.space]) {
         fits_free[r.space]++;
       }
       bench::touch(Metaspace::alloc(l, r), i);

@@ -519,6 +519,11 @@ struct ms__loader_head {
  * after that); non-zero before. Read by the inline fast path only. */
 extern uintptr_t ms__handle_secret;
 
+/* The head a loader handle names: the handle without its tag (MS__HANDLE_TAG_MASK). */
+static inline struct ms__loader_head* ms__head_of(ms_loader_t* loader) MS__NOEXCEPT {
+  return (struct ms__loader_head*)((uintptr_t)loader & ~MS__HANDLE_TAG_MASK);
+}
+
 #if defined(__GNUC__) && !defined(MS_NO_INLINE_FAST_PATH)
 #define MS__LIKELY(x) __builtin_expect(!!(x), 1)
 
@@ -621,8 +626,7 @@ __attribute__((always_inline, unused)) static inline int ms__bins_push(
  * of ms_allocate's body, so that the bump stays small enough to be inlined at every call site. */
 __attribute__((noinline, unused)) static void* ms__allocate_reuse(
     ms_loader_t* loader, ms_space_t space, size_t bytes, size_t n) MS__NOEXCEPT {
-  struct ms__loader_head* head =
-      (struct ms__loader_head*)((uintptr_t)loader & ~MS__HANDLE_TAG_MASK);
+  struct ms__loader_head* head = ms__head_of(loader);
   struct ms__free_bins* f = head->bins;
   if (f != NULL && space == MS_SPACE_NONCLASS && n - 1u < 1024u &&
       n <= __atomic_load_n(&head->fit_max[MS_SPACE_NONCLASS], __ATOMIC_RELAXED)) {
@@ -637,8 +641,7 @@ __attribute__((noinline, unused)) static void* ms__allocate_reuse(
  * exact-size reuse above; then the library. Neither counts the block: per-block counts are kept
  * only with ms_settings_t.count_allocations (or checked mode), which keeps this path closed. */
 static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t bytes) MS__NOEXCEPT {
-  struct ms__loader_head* head =
-      (struct ms__loader_head*)((uintptr_t)loader & ~MS__HANDLE_TAG_MASK);
+  struct ms__loader_head* head = ms__head_of(loader);
   if (MS__LIKELY(loader != NULL && (unsigned)space <= 1u &&
                  __atomic_load_n(&head->cookie, __ATOMIC_RELAXED) ==
                      ((uintptr_t)loader ^ ms__handle_secret))) {
@@ -665,8 +668,7 @@ static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t by
  * class arena's bins, without the loader lock). */
 static inline ms_error_t ms__deallocate_inline(ms_loader_t* loader, void* p,
                                                size_t bytes) MS__NOEXCEPT {
-  struct ms__loader_head* head =
-      (struct ms__loader_head*)((uintptr_t)loader & ~MS__HANDLE_TAG_MASK);
+  struct ms__loader_head* head = ms__head_of(loader);
   if (MS__LIKELY(loader != NULL && __atomic_load_n(&head->cookie, __ATOMIC_RELAXED) ==
                                        ((uintptr_t)loader ^ ms__handle_secret))) {
     struct ms__free_bins* f = head->bins;

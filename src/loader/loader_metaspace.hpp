@@ -96,8 +96,7 @@ class LoaderMetaspace : public ms__loader_head {
   bool kept_dead() const { return (kind_ & kKeptDeadBit) != 0; }
   // The object a handle names, whether or not it is (still) that handle's loader.
   static LoaderMetaspace* object_of(uintptr_t handle) {
-    return static_cast<LoaderMetaspace*>(
-        reinterpret_cast<ms__loader_head*>(handle & ~MS__HANDLE_TAG_MASK));
+    return static_cast<LoaderMetaspace*>(ms__head_of(reinterpret_cast<ms_loader_t*>(handle)));
   }
 
   // Gives the (recycled) object a life. False with MS_ERR_OUT_OF_MEMORY if its arenas could not

@@ -151,7 +151,7 @@ TEST_P(ForeignHandles, LiveLoadersStillTakeTheFastPath) {
   ASSERT_NE(second, nullptr);
   if (GetParam() == 0) {
     EXPECT_EQ(second, first + 64);
-    const auto* head = reinterpret_cast<const ms__loader_head*>(l);
+    const auto* head = ms__head_of(l);
     EXPECT_EQ(head->bump[MS_SPACE_NONCLASS].top, second + 64);
   }
   EXPECT_EQ(ms_loader_destroy(l), MS_OK);

@@ -27,7 +27,7 @@ class InlineFree : public metaspace::test::OneStandardLoader {
     ASSERT_EQ(ms_get_stats(ms_, &st), MS_OK);
     for (const ms_space_stats_t& s : st.space) EXPECT_EQ(s.committed_bytes, metaspace::test::accounted_bytes(s));
   }
-  const ms__loader_head& head() const { return *reinterpret_cast<const ms__loader_head*>(l_); }
+  const ms__loader_head& head() const { return *ms__head_of(l_); }
   void* alloc(size_t n) {
     void* p = ms_allocate(l_, MS_SPACE_NONCLASS, n);
     EXPECT_NE(p, nullptr) << ms_last_error_text();
@@ -165,7 +165,7 @@ void* alloc_class(ms_loader_t* l, size_t n) {
 
 void class_block_freed_and_reused_at_its_place(ms_metaspace_t* ms, ms_loader_t* l,
                                                size_t alignment) {
-  const auto& head = *reinterpret_cast<const ms__loader_head*>(l);
+  const auto& head = *ms__head_of(l);
   // 48 Klasses of 66..100 words: the first ones come from the micro pool (pooled blocks are not
   // reused), the later ones from the loader's class arena after it graduated.
   std::vector<std::pair<void*, size_t>> klasses;
@@ -289,7 +289,7 @@ TEST(InlineFreeModes, CheckedAndSharedLoadersKeepTheOutOfLinePath) {
   void* p = ms_allocate(l, MS_SPACE_NONCLASS, 48);
   ms_allocate(l, MS_SPACE_NONCLASS, 8);
   ASSERT_EQ(ms_deallocate(l, p, 48), MS_OK);
-  EXPECT_EQ(reinterpret_cast<const ms__loader_head*>(l)->bins, nullptr);
+  EXPECT_EQ(ms__head_of(l)->bins, nullptr);
   EXPECT_EQ(ms_deallocate(l, p, 48), MS_ERR_DOUBLE_FREE) << "checked mode still sees it";
   EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
   ms_destroy(ms);
@@ -298,7 +298,7 @@ TEST(InlineFreeModes, CheckedAndSharedLoadersKeepTheOutOfLinePath) {
   l = ms_loader_create(ms, MS_LOADER_STANDARD, MS_LOADER_SHARED);
   p = ms_allocate(l, MS_SPACE_NONCLASS, 48);
   ASSERT_EQ(ms_deallocate(l, p, 48), MS_OK);
-  EXPECT_EQ(reinterpret_cast<const ms__loader_head*>(l)->bins, nullptr) << "shared: locked";
+  EXPECT_EQ(ms__head_of(l)->bins, nullptr) << "shared: locked";
   // This thread bumps on in its window; the freed block is the next window a thread takes (best
   // fit for its request), here a new thread's first.
   void* again = nullptr;

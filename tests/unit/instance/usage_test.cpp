@@ -17,7 +17,7 @@ namespace metaspace {
 namespace {
 
 LoaderMetaspace& impl(ms_loader_t* l) {
-  return *static_cast<LoaderMetaspace*>(reinterpret_cast<ms__loader_head*>(l));
+  return *LoaderMetaspace::object_of(reinterpret_cast<uintptr_t>(l));
 }
 
 ms_usage_t usage_of(ms_metaspace_t* ms) {

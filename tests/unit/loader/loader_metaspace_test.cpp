@@ -24,7 +24,7 @@ int level_of(size_t bytes) {
 }
 
 const ms__bump& window(ms_loader_t* l, ms_space_t space) {
-  return reinterpret_cast<const ms__loader_head*>(l)->bump[space];
+  return ms__head_of(l)->bump[space];
 }
 
 class LoaderTest : public ::testing::Test {

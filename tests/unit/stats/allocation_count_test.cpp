@@ -29,7 +29,7 @@ ms_metaspace_t* create(int count_allocations, int checked = 0) {
   return ms;
 }
 
-const ms__loader_head& head(ms_loader_t* l) { return *reinterpret_cast<ms__loader_head*>(l); }
+const ms__loader_head& head(ms_loader_t* l) { return *ms__head_of(l); }
 
 ms_loader_stats_t loader_stats(ms_loader_t* l) {
   ms_loader_stats_t ls{};

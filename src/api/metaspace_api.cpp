@@ -34,6 +34,17 @@ const Metaspace* from_handle(const ms_metaspace_t* ms) {
   return reinterpret_cast<const Metaspace*>(ms);
 }
 
+// Whether the object carries the handle: its loader is alive and this is its handle (the check of
+// the inline paths, metaspace.h). Atomic: a stale handle's object may be reused meanwhile.
+bool carries(const LoaderMetaspace* l, const ms_loader_t* loader) {
+  return __atomic_load_n(&l->cookie, __ATOMIC_RELAXED) == metaspace::api::handle_cookie(loader);
+}
+
+// The metaspace whose loader objects' range holds the object, or null (not a loader handle).
+Metaspace* metaspace_holding(const LoaderMetaspace* object) {
+  return object != nullptr ? metaspace::live_metaspaces::holding_loader_address(object) : nullptr;
+}
+
 // The live loader a handle names, or null with the error set. The object a handle names
 // carries it (its cookie) only while that loader lives: the object is reused as soon as the
 // loader dies, under another handle (dead_handles.hpp). So a handle whose object does not carry
@@ -43,12 +54,8 @@ const Metaspace* from_handle(const ms_metaspace_t* ms) {
 LoaderMetaspace* loader_of(ms_loader_t* loader) {
   uintptr_t handle = reinterpret_cast<uintptr_t>(loader);
   LoaderMetaspace* l = LoaderMetaspace::object_of(handle);
-  if (l != nullptr &&
-      __atomic_load_n(&l->cookie, __ATOMIC_RELAXED) == metaspace::api::handle_cookie(loader) &&
-      l->valid_handle()) {
-    return l;
-  }
-  Metaspace* ms = l != nullptr ? metaspace::live_metaspaces::holding_loader_address(l) : nullptr;
+  if (l != nullptr && carries(l, loader) && l->valid_handle()) return l;
+  Metaspace* ms = metaspace_holding(l);
   if (ms != nullptr) {
     ms->refuse_handle(handle);
   } else {
@@ -164,8 +171,7 @@ void* ms_allocate_slow(ms_loader_t* loader, ms_space_t space, size_t bytes) noex
   // end here. The cookie says the loader is alive (the inline path reads it too), so its object
   // may be read.
   LoaderMetaspace* head = LoaderMetaspace::object_of(reinterpret_cast<uintptr_t>(loader));
-  if (loader != nullptr &&
-      __atomic_load_n(&head->cookie, __ATOMIC_RELAXED) == metaspace::api::handle_cookie(loader)) {
+  if (loader != nullptr && carries(head, loader)) {
     if (void* p = head->allocate_in_window(space, bytes)) return p;
   }
   return allocate_checked(loader, space, bytes);
@@ -287,9 +293,7 @@ ms_error_t ms_loader_get_stats_sized(ms_loader_t* loader, ms_loader_stats_t* out
     // Not loader_of(): statistics may race with the loader's destruction (docs/threads.md), so
     // the handle is checked under its metaspace's registry lock, which a destruction takes.
     uintptr_t handle = reinterpret_cast<uintptr_t>(loader);
-    LoaderMetaspace* object = LoaderMetaspace::object_of(handle);
-    Metaspace* ms =
-        object != nullptr ? metaspace::live_metaspaces::holding_loader_address(object) : nullptr;
+    Metaspace* ms = metaspace_holding(LoaderMetaspace::object_of(handle));
     if (ms == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "%p is not a loader handle", (void*)loader);
     if (out == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no output");
     size_t bytes = 0;

@@ -114,8 +114,8 @@ LoaderMetaspace* Metaspace::new_loader_object() {
   if (l == nullptr) return nullptr;  // MS_ERR_OUT_OF_MEMORY recorded
   size_t first = reinterpret_cast<uintptr_t>(l) == last_freed_object_ ? last_freed_tag_ + 1 : 0;
   while (!choose_tag(l, first)) {
-    park(l);
-    if (parked_first_ != l && choose_tag(parked_first_, 0)) return unpark_first();
+    parked_.push_back(l);
+    if (parked_.first() != l && choose_tag(parked_.first(), 0)) return parked_.pop_front();
     l = loader_slabs().create<LoaderMetaspace>(*loader_env_);
     if (l == nullptr) return nullptr;
     first = 0;
@@ -123,31 +123,11 @@ LoaderMetaspace* Metaspace::new_loader_object() {
   return l;
 }
 
-void Metaspace::park(LoaderMetaspace* l) {
-  l->next_ = nullptr;
-  l->prev_ = parked_last_;
-  if (parked_last_ != nullptr) parked_last_->next_ = l; else parked_first_ = l;
-  parked_last_ = l;
-  parked_count_++;
-}
-
-LoaderMetaspace* Metaspace::unpark_first() {
-  LoaderMetaspace* l = parked_first_;
-  parked_first_ = l->next_;
-  if (parked_first_ != nullptr) parked_first_->prev_ = nullptr; else parked_last_ = nullptr;
-  l->next_ = l->prev_ = nullptr;
-  parked_count_--;
-  return l;
-}
-
 void Metaspace::free_usable_parked_objects() {
-  LoaderMetaspace* l = parked_first_;
-  while (l != nullptr) {
+  for (LoaderMetaspace* l = parked_.first(); l != nullptr;) {
     LoaderMetaspace* next = l->next_;
     if (choose_tag(l, 0)) {
-      if (l->prev_ != nullptr) l->prev_->next_ = next; else parked_first_ = next;
-      if (next != nullptr) next->prev_ = l->prev_; else parked_last_ = l->prev_;
-      parked_count_--;
+      parked_.unlink(l);
       free_loader_object(l);
     }
     l = next;
@@ -193,12 +173,8 @@ Metaspace::~Metaspace() {
     l->close();
     free_loader_object(l);
   }
-  while (kept_first_ != nullptr) {
-    LoaderMetaspace* l = kept_first_;
-    kept_first_ = l->next_;
-    free_loader_object(l);
-  }
-  while (parked_first_ != nullptr) free_loader_object(unpark_first());
+  while (!kept_.empty()) free_loader_object(kept_.pop_front());
+  while (!parked_.empty()) free_loader_object(parked_.pop_front());
   dead_.reset();
   loader_objects_.reset();
   micro_pool_.reset();  // returns its current chunks
@@ -253,31 +229,25 @@ ms_error_t Metaspace::destroy_loader(LoaderMetaspace* l) {
   // close()): it is free for the next loader, under another handle, once its handle is
   // remembered. Without room for that (the bookkeeping refused), the object is kept, dead, and
   // says so itself (refuse_handle), until a later death finds room for both.
-  if (dead_->reserve(dead_->size() + kept_count_ + 1)) {
+  if (dead_->reserve(dead_->size() + kept_.size() + 1)) {
     forget_kept_objects();
     dead_->add(l->handle());
     free_loader_object(l);
   } else {
     clear_error();  // the loader is destroyed all the same
     l->mark_kept_dead();
-    l->prev_ = kept_last_;
-    if (kept_last_ != nullptr) kept_last_->next_ = l; else kept_first_ = l;
-    kept_last_ = l;
-    kept_count_++;
+    kept_.push_back(l);
   }
   return result;
 }
 
 void Metaspace::forget_kept_objects() {
   // They died first: their handles go in first, in the order of death.
-  while (kept_first_ != nullptr) {
-    LoaderMetaspace* l = kept_first_;
-    kept_first_ = l->next_;
+  while (!kept_.empty()) {
+    LoaderMetaspace* l = kept_.pop_front();
     dead_->add(l->handle());
     free_loader_object(l);
-    kept_count_--;
   }
-  kept_last_ = nullptr;
 }
 
 bool Metaspace::verify_dead_handles() {
@@ -289,24 +259,19 @@ bool Metaspace::verify_dead_handles() {
               reinterpret_cast<void*>(l->handle()));
     live++;
   }
-  size_t kept = 0;
-  for (LoaderMetaspace* l = kept_first_; l != nullptr; l = l->next_) {
-    MS_VERIFY(!l->alive() && l->kept_dead() && !dead_->contains(l->handle()),
-              "kept dead loader object %p: alive %d, kept %d", (void*)l, l->alive(), l->kept_dead());
-    MS_VERIFY(l->next_ != nullptr || l == kept_last_, "kept loader objects: the list's end");
-    kept++;
+  if (!kept_.verify("kept dead", [&](const LoaderMetaspace* l) {
+        MS_VERIFY(!l->alive() && l->kept_dead() && !dead_->contains(l->handle()),
+                  "kept dead loader object %p: alive %d, kept %d", (const void*)l, l->alive(),
+                  l->kept_dead());
+        return true;
+      }) ||
+      !parked_.verify("parked", [](const LoaderMetaspace* l) {
+        MS_VERIFY(!l->alive(), "parked loader object %p is alive", (const void*)l);
+        return true;
+      })) {
+    return false;
   }
-  MS_VERIFY(kept == kept_count_, "%zu kept dead loader objects, counter says %zu", kept,
-            kept_count_);
-  size_t parked = 0;
-  for (LoaderMetaspace* l = parked_first_; l != nullptr; l = l->next_) {
-    MS_VERIFY(!l->alive() && (l->next_ != nullptr || l == parked_last_) &&
-                  (l->prev_ != nullptr || l == parked_first_),
-              "parked loader object %p: alive %d or the list is broken", (void*)l, l->alive());
-    parked++;
-  }
-  MS_VERIFY(parked == parked_count_, "%zu parked loader objects, counter says %zu", parked,
-            parked_count_);
+  size_t kept = kept_.size(), parked = parked_.size();
   MS_VERIFY(loader_slabs().live_allocations() == live + kept + parked,
             "%zu loader objects for %zu live loaders, %zu kept dead ones, %zu parked",
             loader_slabs().live_allocations(), live, kept, parked);
@@ -316,7 +281,7 @@ bool Metaspace::verify_dead_handles() {
 ms_error_t Metaspace::refuse_handle(uintptr_t handle) {
   std::lock_guard<std::mutex> guard(registry_lock_);
   LoaderMetaspace* l = LoaderMetaspace::object_of(handle);
-  bool kept = kept_count_ > 0 && loader_slabs().readable(l, sizeof(LoaderMetaspace)) &&
+  bool kept = !kept_.empty() && loader_slabs().readable(l, sizeof(LoaderMetaspace)) &&
               l->valid_handle() && l->kept_dead() && l->handle() == handle;
   if (kept || dead_->contains(handle)) {
     return fail(MS_ERR_DESTROYED, "loader %p was destroyed", reinterpret_cast<void*>(handle));

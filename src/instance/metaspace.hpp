@@ -17,6 +17,7 @@
 #include "context/class_space.hpp"
 #include "context/context.hpp"
 #include "instance/dead_handles.hpp"
+#include "instance/loader_object_queue.hpp"
 #include "loader/loader_metaspace.hpp"
 #include "loader/micro_pool.hpp"
 
@@ -148,21 +149,15 @@ class Metaspace {
   // The handles of the loaders that died last (under registry_lock_), in the bookkeeping slabs.
   std::unique_ptr<DeadHandles> dead_;
   // Dead loaders whose handles could not be remembered yet (no room: the bookkeeping refused),
-  // oldest first, linked through prev_/next_: their objects stay, marked, until a later death
-  // finds room (forget_kept_objects). Under registry_lock_.
-  LoaderMetaspace* kept_first_ = nullptr;
-  LoaderMetaspace* kept_last_ = nullptr;
-  size_t kept_count_ = 0;
+  // oldest first: their objects stay, marked, until a later death finds room
+  // (forget_kept_objects). Under registry_lock_.
+  LoaderObjectQueue kept_;
   // Moves every kept object's handle to dead_ (room reserved) and frees the object.
   void forget_kept_objects();
-  // Loader objects all of whose handles are remembered as dead, oldest first, linked through
-  // prev_/next_ (new_loader_object): at most 1 024 / 14 + 1 at a time while they are used up;
-  // purge() frees those that are not any more. Under registry_lock_.
-  LoaderMetaspace* parked_first_ = nullptr;
-  LoaderMetaspace* parked_last_ = nullptr;
-  size_t parked_count_ = 0;
-  void park(LoaderMetaspace* l);
-  LoaderMetaspace* unpark_first();
+  // Loader objects all of whose handles are remembered as dead, oldest first
+  // (new_loader_object): at most 1 024 / 14 + 1 at a time while they are used up; purge() frees
+  // those that are not any more. Under registry_lock_.
+  LoaderObjectQueue parked_;
   void free_usable_parked_objects();
   // Gives l the first tag, from kHandleTags[first] on (wrapping), whose handle is not a dead one.
   bool choose_tag(LoaderMetaspace* l, size_t first);

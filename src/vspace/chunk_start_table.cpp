@@ -27,6 +27,26 @@ void ChunkStartTable::init(const char* base, size_t range_bytes, size_t unit_byt
             slots_per_page_);
   unit_shift_ = log2_of_power_of_2(unit_bytes);
   root_shift_ = log2_of_power_of_2(root_bytes);
+  MS_ASSERT(range_bytes % root_bytes == 0, "node range %zu is not whole root areas of %zu",
+            range_bytes, root_bytes);
+  unsigned area_shift = root_shift_ - unit_shift_;
+  size_t pieces = size_t{1} << area_shift;
+  area_mask_ = pieces - 1;
+  if (pieces <= slots_per_page_) {
+    head_ = rest_ = pieces;  // slot_of is the identity
+    aligned_shift_ = 0;
+    aligned_mask_ = 0;
+    return;
+  }
+  // With A = 2R: the head and the multiples of A beyond it fit a page, H + (S - H) / A <= G,
+  // the head a multiple of A (so that beyond it, u and w are multiples of A together).
+  size_t a = 2 * (pieces / slots_per_page_);
+  aligned_shift_ = log2_of_power_of_2(a);
+  aligned_mask_ = a - 1;
+  head_ = (slots_per_page_ - pieces / a) * a / (a - 1) / a * a;
+  rest_ = head_ + (pieces - head_) / a;
+  MS_ASSERT(rest_ <= slots_per_page_, "chunk start head %zu of %zu pieces overflows a page",
+            head_, pieces);
 }
 
 void ChunkStartTable::set_header_base(const char* header_base) {

@@ -80,9 +80,11 @@ TEST(NodeBookkeeping, MapTableOnlyFromTheSecondNode) {
   EXPECT_TRUE(list.verify()) << ms_last_error_text();
 }
 
-// A page of chunk starts covers 1 MiB of node (4 KiB pages, 1 KiB per 4-byte slot): counted from its
-// first in-use chunk's start on, given back once the in-use chunks starting there came back: by
-// the next purge, or at once under the aggressive policy. Free chunks record no start, so the
+// A root area's first page of chunk start slots holds its first 584 KiB and every chunk of 8 KiB
+// or more beyond (the slot order of chunk_start_table.hpp; 4 KiB pages, 1 KiB per 4-byte slot,
+// 4 MiB areas): a page is counted from its first in-use chunk's start on, given back once the
+// in-use chunks starting there came back: by the next purge, or at once under the aggressive
+// policy. Free chunks record no start, so the
 // free halves a split leaves cost no page, and a lookup in one finds nothing.
 void split_merge_and_count(ms_reclaim_t reclaim) {
   test::Space space{test::SpaceConfig{.reclaim = reclaim, .node_bytes = 64 * MiB,
@@ -109,27 +111,93 @@ void split_merge_and_count(ms_reclaim_t reclaim) {
     EXPECT_EQ(space.chunks.chunk_containing(area + free_at + 100), nullptr);
     EXPECT_EQ(space.chunks.chunk_containing(area + 2 * free_at - 1), nullptr);
   }
-  // The free 2 MiB half handed out: its start takes a page of its own; a lookup in the free
+  // The free 2 MiB half handed out, 2 MiB above: in address order its slot was a page of its
+  // own; it shares the area's first page with the chunk at the area's base. A lookup in the free
   // room below it (+1M .. +2M) still finds nothing, though the nearest start below is small's.
   Chunk* big = space.chunks.get_chunk(1, 1, 0);
   ASSERT_NE(big, nullptr) << ms_last_error_text();
   ASSERT_EQ(big->base, area + 2 * MiB);
-  EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + 2 * page);
+  EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + page) << "the area's first page";
   EXPECT_EQ(space.chunks.chunk_containing(big->end() - 1), big);
   EXPECT_EQ(space.chunks.chunk_containing(area + 2 * MiB - 1), nullptr);
   EXPECT_EQ(starts.find(area + 2 * MiB - 1), small) << "the candidate the end check refuses";
+  // The free 1 KiB buddy at +1K: in the area's first 584 KiB, the same page.
+  Chunk* odd = space.chunks.get_chunk(12, 12, 0);
+  ASSERT_NE(odd, nullptr) << ms_last_error_text();
+  ASSERT_EQ(odd->base, area + 1 * KiB);
+  EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + page);
+  EXPECT_EQ(space.chunks.chunk_containing(odd->base), odd);
+  EXPECT_EQ(space.chunks.chunk_containing(odd->end() - 1), odd);
+  EXPECT_EQ(space.chunks.chunk_containing(small->end() - 1), small);
   EXPECT_TRUE(space.consistent());
   ASSERT_EQ(space.chunks.return_chunk(small), MS_OK);
   ASSERT_EQ(space.chunks.return_chunk(big), MS_OK);
   EXPECT_EQ(starts.at(area), nullptr) << "cleared when the chunk came back";
   EXPECT_EQ(space.chunks.chunk_containing(area + 100), nullptr);
+  ASSERT_EQ(space.chunks.return_chunk(odd), MS_OK);
   EXPECT_TRUE(space.consistent());
   if (reclaim == MS_RECLAIM_AGGRESSIVE) {
-    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline) << "both pages went at once";
+    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline) << "the page went at once";
   } else {
-    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + 2 * page) << "kept until purge";
+    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + page) << "kept until purge";
     space.chunks.purge();
-    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline) << "purged: both pages went";
+    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline) << "purged: the page went";
+  }
+  EXPECT_TRUE(space.consistent());
+  ASSERT_EQ(space.chunks.return_chunk(held), MS_OK);
+}
+
+// Every chunk of 8 KiB or more in a root area has its start on the area's first page of slots:
+// the 512 chunks of 8 KiB that fill an area keep one page (address order: 4), and a lookup finds
+// each from its first and last byte. The 1 024 chunks of 4 KiB that fill it keep 4 pages, as in
+// address order (those beyond the first 584 KiB off the multiples of 8 KiB lie on the other
+// three), and so do its 4 096 chunks of 1 KiB, each found by its own slot. The node's other 15
+// areas as 4 MiB root chunks: one page each.
+TEST(NodeBookkeeping, LargerChunksShareTheAreasFirstStartPage) {
+  test::Space space{test::SpaceConfig{.node_bytes = 64 * MiB, .granule_bytes = 4 * KiB}};
+  const size_t page = os::page_size();
+  if (page != 4 * KiB) GTEST_SKIP() << "figures for 4 KiB pages";
+  Chunk* held = space.chunks.get_chunk(0, 0, 0);  // keeps the node
+  ASSERT_NE(held, nullptr) << ms_last_error_text();
+  size_t baseline = space.vslist.bookkeeping_bytes();
+  auto fill_area = [&](size_t chunk_bytes, size_t pages) {
+    SCOPED_TRACE(chunk_bytes);
+    const int level = static_cast<int>(log2_of_power_of_2(4 * MiB / chunk_bytes));
+    std::vector<Chunk*> chunks;
+    for (size_t i = 0; i < 4 * MiB / chunk_bytes; i++) {
+      Chunk* c = space.chunks.get_chunk(level, level, 0);
+      ASSERT_NE(c, nullptr) << ms_last_error_text();
+      // All in one area (the held chunk keeps the node's first).
+      if (!chunks.empty()) {
+        ASSERT_EQ(align_down(c->base, 4 * MiB), align_down(chunks[0]->base, 4 * MiB));
+      }
+      chunks.push_back(c);
+    }
+    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + pages * page);
+    for (Chunk* c : chunks) {
+      ASSERT_EQ(space.chunks.chunk_containing(c->base), c);
+      ASSERT_EQ(space.chunks.chunk_containing(c->end() - 1), c);
+    }
+    EXPECT_TRUE(space.consistent());
+    for (Chunk* c : chunks) ASSERT_EQ(space.chunks.return_chunk(c), MS_OK);
+    space.chunks.purge();
+    EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline);
+  };
+  fill_area(8 * KiB, 1);
+  fill_area(4 * KiB, 4);
+  fill_area(1 * KiB, 4);  // every piece of the area: each has a slot of its own
+  std::vector<Chunk*> chunks;
+  for (int i = 0; i < 15; i++) {
+    Chunk* c = space.chunks.get_chunk(0, 0, 0);
+    ASSERT_NE(c, nullptr) << ms_last_error_text();
+    ASSERT_EQ(c->node, held->node);
+    chunks.push_back(c);
+  }
+  EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + 15 * page) << "one page per area";
+  for (Chunk* c : chunks) {
+    ASSERT_EQ(space.chunks.chunk_containing(c->base + 12345), c);
+    ASSERT_EQ(space.chunks.chunk_containing(c->end() - 1), c);
+    ASSERT_EQ(space.chunks.return_chunk(c), MS_OK);
   }
   EXPECT_TRUE(space.consistent());
   ASSERT_EQ(space.chunks.return_chunk(held), MS_OK);

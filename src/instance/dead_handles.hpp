@@ -65,11 +65,15 @@ class DeadHandles {
   // index holds exactly count_ entries, each reachable from its home slot.
   bool verify() const;
 
- private:
-  static constexpr uint16_t kEmpty = 0xFFFF;
+  // Handles held in the metaspace object itself; storage for more comes from the slabs.
+  static constexpr size_t kInlineCapacity = 16;
+  // Bytes of storage for `capacity` handles: the ring's offsets, then the index (two slots each).
   static size_t storage_bytes(size_t capacity) {
     return capacity * (sizeof(uint32_t) + 2 * sizeof(uint16_t));
   }
+
+ private:
+  static constexpr uint16_t kEmpty = 0xFFFF;
   size_t index_slots() const { return 2 * capacity_; }
   size_t home(uint32_t offset) const;
   // The ring position holding the handle at `offset` from base_, or kEmpty.
@@ -80,7 +84,6 @@ class DeadHandles {
   void* allocate_storage(size_t capacity);
   void free_storage(void* storage, size_t capacity);
 
-  static constexpr size_t kInlineCapacity = 16;
   SlabAllocator& slabs_;
   const uintptr_t base_;
   // One allocation: ring_[capacity_] then index_[2 * capacity_].

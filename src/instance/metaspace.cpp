@@ -389,7 +389,7 @@ void Metaspace::fold_all_loaders() {
   }
 }
 
-void Metaspace::space_totals(ms_stats_t& t) {
+void Metaspace::space_totals(ms_stats_t& t, BookkeepingUsage bookkeeping[2]) {
   Context* contexts[2] = {nonclass_.get(), &class_space_->context()};
   std::lock_guard<std::mutex> nc_lock(contexts[0]->chunks().lock());
   std::lock_guard<std::mutex> cl_lock(contexts[1]->chunks().lock());
@@ -402,7 +402,12 @@ void Metaspace::space_totals(ms_stats_t& t) {
     // Bookkeeping is memory the space holds: part of committed, shown apart as overhead. The
     // part that lies inside chunks in use (loaders' arenas) is committed chunk memory already;
     // it joins overhead with the counters below.
-    sp.overhead_bytes = outside_overhead_bytes(static_cast<ms_space_t>(s));
+    // As outside_overhead_bytes(), from the parts the breakdown shows, each read once.
+    BookkeepingUsage& bk = bookkeeping[s];
+    bk.node_bytes = c.vslist().bookkeeping_bytes();
+    bk.slabs = c.bookkeeping().usage();
+    if (s == MS_SPACE_NONCLASS) bk.loader_objects = loader_objects_->usage();
+    sp.overhead_bytes = bk.bytes();
     sp.committed_bytes = c.vslist().committed_bytes() + sp.overhead_bytes;
     outside_overhead[s] = sp.overhead_bytes;
     sp.nodes = c.vslist().nodes().size();
@@ -432,8 +437,9 @@ void Metaspace::space_totals(ms_stats_t& t) {
       sp.free_blocks_bytes = sp.deallocated_bytes + sp.salvaged_bytes + sp.alignment_gap_bytes;
       sp.free_blocks_count = u.free_block_count.load(std::memory_order_relaxed);
       sp.fence_bytes = u.fence_bytes.load(std::memory_order_relaxed);
-      sp.overhead_bytes =
-          outside_overhead[s] + u.overhead_in_chunks_bytes.load(std::memory_order_relaxed);
+      bookkeeping[s].arenas_in_chunks_bytes =
+          u.overhead_in_chunks_bytes.load(std::memory_order_relaxed);
+      sp.overhead_bytes = outside_overhead[s] + bookkeeping[s].arenas_in_chunks_bytes;
     }
     if (quiet && usage[0]->read_end(v[0]) && usage[1]->read_end(v[1])) break;
     // Loaders fold on their slow paths only; a reader that keeps losing yields and tries again.
@@ -460,7 +466,7 @@ Snapshot Metaspace::snapshot(const SnapshotOptions& options) {
   } else {
     fold_all_loaders();
   }
-  space_totals(t);
+  space_totals(t, snap.bookkeeping);
   {
     std::lock_guard<std::mutex> registry(registry_lock_);
     t.loaders = live_count_;

@@ -25,9 +25,25 @@ namespace metaspace {
 
 // Totals (exact accounting identity, from the space counters at one instant) and, if asked
 // for, every live loader's statistics (each exact for its loader, at the moment it was visited).
+// Where one space's overhead lies, read with its totals (the parts add up to the space's
+// overhead_bytes): the node ranges (commit masks, chunk start slots, node map), the loaders'
+// arenas inside their first chunks, the space's slabs (chunk headers, arenas, free-block
+// structures, dead handles, ...) by size class, and in the non-class space the loader objects'.
+struct BookkeepingUsage {
+  size_t node_bytes = 0;
+  size_t arenas_in_chunks_bytes = 0;
+  SlabAllocator::Usage slabs{};
+  SlabAllocator::Usage loader_objects{};  // empty in the class space
+  size_t bytes() const {
+    return node_bytes + arenas_in_chunks_bytes + slabs.committed_bytes() +
+           loader_objects.committed_bytes();
+  }
+};
+
 struct Snapshot {
   ms_stats_t totals{};
   std::vector<LoaderStats> loaders;
+  BookkeepingUsage bookkeeping[2];  // indexed by ms_space_t
 };
 
 struct SnapshotOptions {
@@ -102,7 +118,7 @@ class Metaspace {
   // Brings the counters up to date, skipping loaders that are busy (never waits for one).
   void fold_all_loaders();
   // The totals of every space from its counters, under both chunk managers' locks.
-  void space_totals(ms_stats_t& t);
+  void space_totals(ms_stats_t& t, BookkeepingUsage bookkeeping[2]);
 
   // Loader objects have slabs of their own, counted as the non-class space's overhead and
   // returned when free like the rest of its bookkeeping. Apart, so that a page that held loader

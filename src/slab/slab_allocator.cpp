@@ -57,6 +57,7 @@ void* SlabAllocator::allocate(size_t bytes) {
   if (c < 0 || kClassBytes[c] > slab_object_limit) {
     result = pages_.allocate_pages(align_up(bytes, page) / page);
     if (result == nullptr) return nullptr;
+    large_pages_ += align_up(bytes, page) / page;
   } else {
     Slab* s = partial_[c];
     if (s == nullptr) {
@@ -67,6 +68,7 @@ void* SlabAllocator::allocate(size_t bytes) {
                 static_cast<uint32_t>((page - kSlabHeaderBytes) / kClassBytes[c])};
       link(s);
       slabs_++;
+      class_slabs_[c]++;
     }
     if (s->free != nullptr) {
       result = s->free;
@@ -78,6 +80,7 @@ void* SlabAllocator::allocate(size_t bytes) {
       s->carved++;
     }
     s->used++;
+    class_objects_[c]++;
     if (s->used == s->capacity) unlink(s);
   }
   live_allocations_++;
@@ -96,6 +99,7 @@ void SlabAllocator::free(void* p, size_t bytes) {
   allocated_bytes_ -= bytes;
   if (c < 0 || kClassBytes[c] > (page - kSlabHeaderBytes) / 2) {
     pages_.free_pages(static_cast<char*>(p), align_up(bytes, page) / page);
+    large_pages_ -= align_up(bytes, page) / page;
   } else {
     Slab* s = slab_of(p);
     MS_ASSERT(s->size_class == static_cast<uint32_t>(c) && s->used > 0,
@@ -104,17 +108,45 @@ void SlabAllocator::free(void* p, size_t bytes) {
     __atomic_store_n(static_cast<void**>(p), s->free, __ATOMIC_RELAXED);  // see allocate()
     s->free = p;
     s->used--;
+    class_objects_[c]--;
     if (s->used == 0) {
       // An empty slab goes back: the store keeps it committed until purge (or uncommits it now
       // under the aggressive policy), so a churn of one object does not fault a page each time.
       if (!was_full) unlink(s);
       slabs_--;
+      class_slabs_[c]--;
       pages_.free_pages(reinterpret_cast<char*>(s), 1);
     } else if (was_full) {
       link(s);
     }
   }
   update_committed();
+}
+
+size_t SlabAllocator::class_bytes(size_t bytes) {
+  int c = class_of(bytes);
+  return c < 0 ? 0 : kClassBytes[c];
+}
+
+size_t SlabAllocator::Usage::committed_bytes() const {
+  size_t pages = large_pages + empty_pages;
+  for (int i = 0; i < class_count; i++) pages += classes[i].pages;
+  return pages * page_bytes;
+}
+
+SlabAllocator::Usage SlabAllocator::usage() const {
+  std::lock_guard<std::mutex> guard(lock_);
+  Usage u{};
+  u.page_bytes = pages_.page_bytes();
+  size_t slab_pages = 0;
+  for (int c = 0; c < kClasses; c++) {
+    if (class_slabs_[c] == 0) continue;
+    u.classes[u.class_count++] = {kClassBytes[c], class_objects_[c], class_slabs_[c]};
+    slab_pages += class_slabs_[c];
+  }
+  u.large_pages = large_pages_;
+  u.empty_pages = pages_.committed_bytes() / u.page_bytes - slab_pages - large_pages_;
+  return u;
 }
 
 size_t SlabAllocator::purge() {
@@ -150,6 +182,18 @@ bool SlabAllocator::verify() const {
   }
   MS_VERIFY(committed_bytes() == pages_.committed_bytes(), "overhead %zu, pages say %zu",
             committed_bytes(), pages_.committed_bytes());
+  size_t class_slabs = 0;
+  size_t class_objects = 0;
+  for (int c = 0; c < kClasses; c++) {
+    class_slabs += class_slabs_[c];
+    class_objects += class_objects_[c];
+  }
+  MS_VERIFY(class_slabs == slabs_, "%zu slabs by class, %zu in all", class_slabs, slabs_);
+  MS_VERIFY(class_objects <= live_allocations_ &&
+                (class_slabs + large_pages_) * pages_.page_bytes() <= pages_.committed_bytes(),
+            "%zu slab objects of %zu live, %zu slab and %zu large pages in %zu committed bytes",
+            class_objects, live_allocations_, class_slabs, large_pages_,
+            pages_.committed_bytes());
   return true;
 }
 

@@ -98,6 +98,27 @@ class SlabAllocator {
   bool verify() const;
 
   static constexpr size_t kLargestSlabObject = 2016;
+  static constexpr int kClasses = 27;
+
+  // Where the committed pages are, for the statistics' breakdown of overhead: per size class in
+  // use its objects and slab pages, the pages of objects above the largest class, and empty
+  // pages kept for the next purge. The pages add up to committed_bytes() at one instant.
+  struct ClassUsage {
+    uint32_t object_bytes;  // the class's object size (requests up to it use the class)
+    size_t objects;
+    size_t pages;
+  };
+  struct Usage {
+    ClassUsage classes[kClasses];  // the first `class_count` are the classes with a slab
+    int class_count;
+    size_t large_pages;
+    size_t empty_pages;
+    size_t page_bytes;
+    size_t committed_bytes() const;
+  };
+  Usage usage() const;
+  // The object size of the class that serves `bytes`; 0 for objects that take whole pages.
+  static size_t class_bytes(size_t bytes);
 
  private:
   struct Slab {
@@ -111,7 +132,6 @@ class SlabAllocator {
   };
   static constexpr size_t kSlabHeaderBytes = 48;
   static_assert(sizeof(Slab) <= kSlabHeaderBytes);
-  static constexpr int kClasses = 27;
   static const uint32_t kClassBytes[kClasses];
 
   static int class_of(size_t bytes);
@@ -126,6 +146,9 @@ class SlabAllocator {
   PageStore pages_;
   Slab* partial_[kClasses] = {};  // slabs with a free object, per class
   size_t slabs_ = 0;
+  size_t class_slabs_[kClasses] = {};    // slabs per class
+  size_t class_objects_[kClasses] = {};  // objects handed out per class
+  size_t large_pages_ = 0;               // pages of objects above the largest class
   size_t live_allocations_ = 0;
   size_t allocated_bytes_ = 0;
   std::atomic<size_t> committed_bytes_{0};

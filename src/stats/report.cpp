@@ -1,10 +1,13 @@
 #include "stats/report.hpp"
 
+#include "stats/overhead_breakdown.hpp"
+
 #include <string>
 
 #include "chunks/reclaim_policy.hpp"
 #include "common/units.hpp"
 #include "stats/kind_stats.hpp"
+#include "stats/overhead_breakdown.hpp"
 #include "stats/scale.hpp"
 
 namespace metaspace {
@@ -34,6 +37,7 @@ class TextReport {
     virtual_space();
     chunk_freelists();
     waste();
+    overhead();
     archive_section();
     settings();
   }
@@ -209,6 +213,27 @@ class TextReport {
     std::fprintf(out_, "  (overhead: loader objects and arenas (some inside their first chunk), "
                        "chunk headers, free-block structures, commit masks, chunk start tables, "
                        "node map; in committed)\n\n");
+  }
+
+  // Where the overhead lies, per space; the rows add up to the overhead above.
+  void overhead() {
+    std::fprintf(out_, "Overhead (bookkeeping), where it lies:\n");
+    for (int i = 0; i < 2; i++) {
+      std::fprintf(out_, "  %s: %s\n", kSpaceNames[i], sz(space(i).overhead_bytes).c_str());
+      for (const OverheadRow& r : overhead_rows(in_.snapshot.bookkeeping[i])) {
+        std::string detail;
+        if (r.objects > 0) {
+          detail += std::to_string(r.objects) + (r.objects == 1 ? " object" : " objects");
+        }
+        if (r.pages > 0) {
+          detail += (detail.empty() ? "" : " on ") + std::to_string(r.pages) +
+                    (r.pages == 1 ? " page" : " pages");
+        }
+        std::fprintf(out_, "    %-56s %12s  %s\n", (r.what + ":").c_str(), sz(r.bytes).c_str(),
+                     detail.c_str());
+      }
+    }
+    std::fprintf(out_, "\n");
   }
 
   // The archive is the file's pages, not committed memory of either space: its own section.

@@ -3,6 +3,7 @@
 #include "chunks/reclaim_policy.hpp"
 #include "stats/json_writer.hpp"
 #include "stats/kind_stats.hpp"
+#include "stats/overhead_breakdown.hpp"
 
 namespace metaspace {
 
@@ -189,6 +190,20 @@ void write_report_json(FILE* out, const ReportInput& in, const ms_report_options
   j.begin_object("spaces");
   for (int s = 0; s < 2; s++) space(j, kSpaceKeys[s], t.space[s], t.chunk_levels, root, options.free_lists);
   space(j, "total", t.total, t.chunk_levels, root, options.free_lists);
+  j.end_object();
+  j.begin_object("overhead_breakdown");
+  for (int s = 0; s < 2; s++) {
+    j.begin_array(kSpaceKeys[s]);
+    for (const OverheadRow& r : overhead_rows(in.snapshot.bookkeeping[s])) {
+      j.begin_object();
+      j.string("what", r.what.c_str());
+      j.number("bytes", r.bytes);
+      j.number("objects", r.objects);
+      j.number("pages", r.pages);
+      j.end_object();
+    }
+    j.end_array();
+  }
   j.end_object();
   if (in.archive_path != nullptr) archive_object(j, in);
   if (options.per_kind) per_kind(j, in.snapshot.loaders, t.allocations_counted != 0);

@@ -102,6 +102,32 @@ void check_report(const json& r, ms_metaspace_t* ms, const RandomWorkload& w) {
   EXPECT_EQ(u(spaces.at("class"), "alignment_gap_bytes"), st.space[1].alignment_gap_bytes);
   EXPECT_EQ(counted, st.allocations_counted != 0);
 
+  // Where the overhead lies: the rows add up to each space's overhead; every chunk, free or in
+  // use, has its header among the objects of the chunk headers' row (more are reserved for the
+  // next split); the loader objects' row holds at least the live loaders (and only in the
+  // non-class space).
+  const json& breakdown = r.at("overhead_breakdown");
+  for (const char* key : {"nonclass", "class"}) {
+    SCOPED_TRACE(key);
+    uint64_t bytes = 0, headers = 0, loader_objects = 0;
+    for (const json& row : breakdown.at(key)) {
+      const std::string what = row.at("what");
+      EXPECT_GT(u(row, "bytes"), 0u) << what;
+      bytes += u(row, "bytes");
+      if (what.find("chunk headers") != std::string::npos) headers += u(row, "objects");
+      if (what == "loader objects") loader_objects += u(row, "objects");
+      if (u(row, "pages") > 0) EXPECT_EQ(u(row, "bytes") % u(row, "pages"), 0u) << what;
+    }
+    const json& sp = spaces.at(key);
+    EXPECT_EQ(bytes, u(sp, "overhead_bytes"));
+    EXPECT_GE(headers, u(sp, "chunks_in_use") + u(sp, "free_chunks"));
+    if (std::string(key) == "class") {
+      EXPECT_EQ(loader_objects, 0u);
+    } else {
+      EXPECT_GE(loader_objects, w.live().size());
+    }
+  }
+
   // Per loader: exactly the live loaders, with their kinds; their usage sums to the spaces'.
   std::vector<ms_loader_t*> live = w.live();
   std::vector<ms_loader_kind_t> kinds = w.kinds();

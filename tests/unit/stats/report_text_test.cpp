@@ -60,7 +60,8 @@ TEST_F(ReportText, HasEverySection) {
         "Chunk freelists:", "Waste (", "Settings:", "free in chunks in use:",
         "free chunks (committed):", "deallocated blocks:", "salvaged chunk tails:",
         "class alignment gaps:", "fences (checked mode):", "overhead (bookkeeping):",
-        "reclaim policy:        balanced", "commit granule:", "root chunk:",
+        "Overhead (bookkeeping), where it lies:", "node ranges (commit masks",
+        "chunk headers", "loader objects:", "reclaim policy:        balanced", "commit granule:", "root chunk:",
         "class alignment:       8 bytes (narrow pointer shift 3", "max committed:         unlimited",
         "GC threshold:", "checked mode:          off"}) {
     EXPECT_NE(text.find(section), std::string::npos) << section << "\n" << text;

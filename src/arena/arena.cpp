@@ -53,10 +53,16 @@ Arena::~Arena() {
     u.begin_update();
     u.decrease(u.overhead_in_chunks_bytes, home_prefix_);
     u.end_update();
-    Chunk** link = &chunks_;
-    while (*link != nullptr && (*link)->next != nullptr) link = &(*link)->next;
-    MS_ASSERT(*link != nullptr && is_home(*link), "home chunk not last in the list");
-    *link = nullptr;
+    // Unlink the last chunk: the list's head pointer if it is the only one, else its
+    // predecessor's link.
+    Chunk* before_last = nullptr;
+    Chunk* last = chunks_;
+    while (last != nullptr && last->next != nullptr) {
+      before_last = last;
+      last = last->next;
+    }
+    MS_ASSERT(last != nullptr && is_home(last), "home chunk not last in the list");
+    if (before_last != nullptr) before_last->next = nullptr; else chunks_ = nullptr;
   }
   // The arena's chunks are in use by construction; a refusal would mean corrupted lists, which
   // return_chunks leaves untouched and verify() reports. A destructor has no caller to tell.
@@ -439,7 +445,8 @@ bool Arena::files_tail(size_t tail) {
 
 void Arena::file_tails_left_in_place() {
   if (unfiled_tail_bytes_ == 0) return;
-  for (Chunk* c = chunks_ != nullptr ? chunks_->next : nullptr; c != nullptr; c = c->next) {
+  for (Chunk* c = chunks_ != nullptr ? static_cast<Chunk*>(chunks_->next) : nullptr; c != nullptr;
+       c = c->next) {
     if (c->used_bytes == c->committed_bytes) continue;
     give_away(c->base + c->used_bytes, c->committed_bytes - c->used_bytes, BlockOrigin::kSalvaged);
     unfiled_tail_bytes_ -= c->committed_bytes - c->used_bytes;

@@ -1,5 +1,6 @@
 #include "chunks/chunk_header_pool.hpp"
 
+#include <new>
 #include <type_traits>
 
 #include "common/assert.hpp"
@@ -37,7 +38,7 @@ Chunk* ChunkHeaderPool::allocate() {
   Chunk* c = free_;
   free_ = c->next;
   free_count_--;
-  *c = Chunk{};
+  new (c) Chunk();  // a fresh header: its links cannot be copied (ChunkLink), only made
   in_use_++;
   return c;
 }
@@ -50,7 +51,7 @@ void ChunkHeaderPool::release(Chunk* c) {
   // Freed, not destroy()ed: stores just before an object's destructor are dead to the compiler
   // (GCC dropped this reset), and a Chunk has nothing to destroy.
   static_assert(std::is_trivially_destructible_v<Chunk>);
-  *c = Chunk{};
+  new (c) Chunk();
   slabs_->free(c, sizeof(Chunk));
 }
 

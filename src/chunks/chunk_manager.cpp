@@ -213,7 +213,7 @@ ms_error_t ChunkManager::ensure_committed(Chunk* c, size_t bytes) {
 }
 
 ms_error_t ChunkManager::ensure_committed_locked(Chunk* c, size_t bytes) {
-  size_t target = std::min(c->bytes, align_up(bytes, granule_bytes()));
+  size_t target = std::min(size_t{c->bytes}, align_up(bytes, granule_bytes()));
   if (target <= c->committed_bytes) return MS_OK;
   ms_error_t err = c->node->ensure_committed(c->base + c->committed_bytes,
                                              target - c->committed_bytes);

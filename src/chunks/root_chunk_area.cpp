@@ -94,7 +94,7 @@ bool RootChunkArea::verify(const Chunk* first, const ChunkGeometry& geometry,
   for (const Chunk* c = first; c != nullptr; c = c->next_in_area) {
     MS_VERIFY(geometry.valid(c->level), "chunk %p has level %d", (void*)c->base, c->level);
     MS_VERIFY(c->bytes == geometry.bytes(c->level), "chunk %p: %zu bytes at level %d",
-              (void*)c->base, c->bytes, c->level);
+              (void*)c->base, size_t{c->bytes}, c->level);
     MS_VERIFY(c->base == expected, "chunk %p where %p was expected", (void*)c->base,
               (void*)expected);
     MS_VERIFY(is_aligned(c->base, c->bytes), "chunk %p not aligned to its size", (void*)c->base);

@@ -9,7 +9,7 @@
 namespace metaspace {
 
 // Steps of 16 bytes up to 256, then classes that divide a 4 KiB slab's 4 048 usable bytes with
-// little left over. 80 holds a chunk header (50 to a page), 144 a loader object, 304 a loader's
+// little left over. 64 holds a chunk header (63 to a page; 50 at 80 bytes), 144 a loader object, 304 a loader's
 // arenas or a class arena (13 to a page; in 320 they were 12), 672 a free-block structure (6 to
 // a page, as 640 held; at 688 bytes in 768 it was 5), 1 552-byte medium bins go to 2 016.
 const uint32_t SlabAllocator::kClassBytes[kClasses] = {

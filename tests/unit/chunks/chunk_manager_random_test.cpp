@@ -112,7 +112,7 @@ class ChunkManagerRandomTest : public ::testing::TestWithParam<Param> {
     }
     ASSERT_GE(c->level, preferred);
     ASSERT_LE(c->level, max_level);
-    ASSERT_GE(c->committed_bytes, std::min(c->bytes, min_committed));
+    ASSERT_GE(c->committed_bytes, std::min(size_t{c->bytes}, min_committed));
     Live l{c, rng_() | 1, 0, false};
     tag(l);
     live_.push_back(l);
@@ -135,7 +135,7 @@ class ChunkManagerRandomTest : public ::testing::TestWithParam<Param> {
       failures_++;
     } else {
       ASSERT_EQ(err, MS_OK) << ms_last_error_text();
-      ASSERT_GE(l.chunk->committed_bytes, std::min(l.chunk->bytes, bytes));
+      ASSERT_GE(l.chunk->committed_bytes, std::min(size_t{l.chunk->bytes}, bytes));
     }
     ASSERT_TRUE(tag_intact(l));
     tag(l);

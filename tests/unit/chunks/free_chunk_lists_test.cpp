@@ -9,21 +9,24 @@
 namespace metaspace {
 namespace {
 
-// Headers only: the lists never look at chunk memory.
-Chunk make(int level, size_t bytes, size_t committed) {
-  Chunk c;
-  c.level = level;
-  c.bytes = bytes;
-  c.committed_bytes = committed;
-  return c;
+// Headers only: the lists never look at chunk memory. In place: a header's links are
+// self-relative (ChunkLink), so headers are not copied.
+void make(Chunk& c, int level, size_t bytes, size_t committed) {
+  c.level = static_cast<uint8_t>(level);
+  c.bytes = static_cast<uint32_t>(bytes);
+  c.committed_bytes = static_cast<uint32_t>(committed);
 }
 
 TEST(FreeChunkLists, CommittedChunksComeFirst) {
   FreeChunkLists lists(13);
-  Chunk none = make(4, 256 * KiB, 0);
-  Chunk part = make(4, 256 * KiB, 64 * KiB);
-  Chunk full1 = make(4, 256 * KiB, 256 * KiB);
-  Chunk full2 = make(4, 256 * KiB, 256 * KiB);
+  Chunk none;
+  make(none, 4, 256 * KiB, 0);
+  Chunk part;
+  make(part, 4, 256 * KiB, 64 * KiB);
+  Chunk full1;
+  make(full1, 4, 256 * KiB, 256 * KiB);
+  Chunk full2;
+  make(full2, 4, 256 * KiB, 256 * KiB);
   lists.add(&none);
   lists.add(&full1);
   lists.add(&part);
@@ -50,13 +53,17 @@ TEST(FreeChunkLists, CommittedChunksComeFirst) {
 
 TEST(FreeChunkLists, UncommittedChunksStayBehindTheCommittedPart) {
   FreeChunkLists lists(13);
-  Chunk a = make(4, 256 * KiB, 0);
-  Chunk b = make(4, 256 * KiB, 0);
+  Chunk a;
+  make(a, 4, 256 * KiB, 0);
+  Chunk b;
+  make(b, 4, 256 * KiB, 0);
   lists.add(&a);
   lists.add(&b);
   EXPECT_EQ(lists.last_committed(4), nullptr) << "nothing for purge to visit";
-  Chunk p1 = make(4, 256 * KiB, 4 * KiB);
-  Chunk p2 = make(4, 256 * KiB, 8 * KiB);
+  Chunk p1;
+  make(p1, 4, 256 * KiB, 4 * KiB);
+  Chunk p2;
+  make(p2, 4, 256 * KiB, 8 * KiB);
   lists.add(&p1);
   lists.add(&p2);
   EXPECT_EQ(lists.first(4), &p1);
@@ -72,7 +79,8 @@ TEST(FreeChunkLists, UncommittedChunksStayBehindTheCommittedPart) {
 
 TEST(FreeChunkLists, PartlyCommittedHeadServesSmallerNeeds) {
   FreeChunkLists lists(13);
-  Chunk part = make(4, 256 * KiB, 64 * KiB);
+  Chunk part;
+  make(part, 4, 256 * KiB, 64 * KiB);
   lists.add(&part);
   EXPECT_EQ(lists.find_committed(4, 64 * KiB), &part);
   EXPECT_EQ(lists.find_committed(4, 64 * KiB + 1), nullptr);
@@ -80,7 +88,11 @@ TEST(FreeChunkLists, PartlyCommittedHeadServesSmallerNeeds) {
 
 TEST(FreeChunkLists, RemoveFromAnyPosition) {
   FreeChunkLists lists(13);
-  Chunk a = make(2, MiB, MiB), b = make(2, MiB, 0), c = make(2, MiB, 0), d = make(5, 128 * KiB, 0);
+  Chunk a, b, c, d;
+  make(a, 2, MiB, MiB);
+  make(b, 2, MiB, 0);
+  make(c, 2, MiB, 0);
+  make(d, 5, 128 * KiB, 0);
   lists.add(&a);
   lists.add(&b);
   lists.add(&c);
@@ -100,8 +112,10 @@ TEST(FreeChunkLists, RemoveFromAnyPosition) {
 
 TEST(FreeChunkLists, VerifyCatchesBrokenOrdering) {
   FreeChunkLists lists(13);
-  Chunk full = make(4, 256 * KiB, 256 * KiB);
-  Chunk none = make(4, 256 * KiB, 0);
+  Chunk full;
+  make(full, 4, 256 * KiB, 256 * KiB);
+  Chunk none;
+  make(none, 4, 256 * KiB, 0);
   lists.add(&full);
   lists.add(&none);
   // Committed behind the list's back: committed memory in the part purge never looks at.
@@ -110,7 +124,8 @@ TEST(FreeChunkLists, VerifyCatchesBrokenOrdering) {
   EXPECT_EQ(ms_last_error(), MS_ERR_CORRUPTED);
   none.committed_bytes = 0;
   EXPECT_TRUE(lists.verify()) << ms_last_error_text();
-  Chunk full2 = make(4, 256 * KiB, 256 * KiB);
+  Chunk full2;
+  make(full2, 4, 256 * KiB, 256 * KiB);
   lists.add(&full2);  // full2, full, none
   full2.committed_bytes = 64 * KiB;  // a fully committed chunk behind a partly committed one
   EXPECT_FALSE(lists.verify());
@@ -118,7 +133,8 @@ TEST(FreeChunkLists, VerifyCatchesBrokenOrdering) {
 
 TEST(FreeChunkLists, VerifyCatchesAChunkOnTheWrongLevel) {
   FreeChunkLists lists(13);
-  Chunk c = make(4, 256 * KiB, 0);
+  Chunk c;
+  make(c, 4, 256 * KiB, 0);
   lists.add(&c);
   c.level = 5;
   EXPECT_FALSE(lists.verify());

@@ -154,16 +154,19 @@ std::string write_trace_summary(const TraceSummary& summary, const std::string& 
   if (plot && problem.empty()) html.figure(base + ".png", "worst footprint/live per trace and backend");
   if (!problem.empty()) html.paragraph(problem);
   std::vector<std::vector<std::string>> rows = {
-      {"trace", "backend", "max footprint/live", "median", "at HotSpot's worst", "peak RSS MiB", "valley RSS MiB"}};
+      {"trace", "backend", "max footprint/live", "= memory (committed/live)", "+ bookkeeping (overhead/live)",
+       "median", "at HotSpot's worst", "peak RSS MiB", "valley RSS MiB"}};
   for (const auto& r : summary.rows)
-    rows.push_back({r.trace, r.backend, format_ratio(r.max_footprint_live), format_ratio(r.median_footprint_live),
-                    format_ratio(r.at_hotspot_worst), mib(r.peak_rss), mib(r.valley_rss)});
+    rows.push_back({r.trace, r.backend, format_ratio3(r.max_footprint_live), format_ratio3(r.committed_at_max),
+                    format_ratio3(r.overhead_at_max), format_ratio3(r.median_footprint_live),
+                    format_ratio3(r.at_hotspot_worst), mib(r.peak_rss), mib(r.valley_rss)});
   html.heading("Per trace and backend");
+  if (const std::string goal = summary.goal_line(); !goal.empty()) html.paragraph(goal);
   html.table(rows);
   std::vector<std::vector<std::string>> hs = {
       {"trace", "HotSpot max committed/used", "median committed/used", "max committed / trace live", "points"}};
   for (const auto& h : summary.hotspot)
-    hs.push_back({h.trace, format_ratio(h.max_own), format_ratio(h.median_own), format_ratio(h.max_live),
+    hs.push_back({h.trace, format_ratio3(h.max_own), format_ratio3(h.median_own), format_ratio3(h.max_live),
                   std::to_string(h.points)});
   html.heading("HotSpot on the same traces (its own figures)");
   html.table(hs);

@@ -30,6 +30,9 @@ std::vector<double> ratios(const std::vector<Sample>& samples, Num num, Den den)
 
 double max_of(const std::vector<double>& v) { return v.empty() ? NAN : *std::max_element(v.begin(), v.end()); }
 
+// The library's goal (docs/guarantees.md): elastic's footprint/live at most this at every sample.
+constexpr double kGoal = 1.05;
+
 double median_of(std::vector<double> v) {
   if (v.empty()) return NAN;
   std::sort(v.begin(), v.end());
@@ -60,6 +63,16 @@ void TraceSummary::add(const std::string& trace, const RunResult& result) {
     auto r = ratios(b.samples, [](const Sample& s) { return s.footprint; }, [](const Sample& s) { return s.live; });
     row.max_footprint_live = max_of(r);
     row.median_footprint_live = median_of(r);
+    // The sample of the max (the same 1 % rule as ratios()), split into its two parts.
+    row.committed_at_max = row.overhead_at_max = NAN;
+    std::size_t peak_live = 0;
+    for (const auto& s : b.samples) peak_live = std::max(peak_live, s.live);
+    for (const auto& s : b.samples)
+      if (s.live > 0 && s.live * 100 >= peak_live && ratio(s.footprint, s.live) == row.max_footprint_live) {
+        row.committed_at_max = ratio(s.committed, s.live);
+        row.overhead_at_max = ratio(s.footprint - std::min(s.footprint, s.committed), s.live);
+        break;
+      }
     row.at_hotspot_worst = NAN;
     if (hotspot_worst)
       for (const auto& s : b.samples)
@@ -74,27 +87,29 @@ void TraceSummary::add(const std::string& trace, const RunResult& result) {
 }
 
 std::string TraceSummary::format() const {
-  std::string out = fmt::format("{:<26} {:<12} {:>9} {:>9} {:>10} {:>9} {:>10}\n", "trace", "backend",
-                                "max f/l", "median", "at HS max", "peak RSS", "valley RSS");
+  std::string out = fmt::format("{:<26} {:<12} {:>9} {:>10} {:>12} {:>9} {:>10} {:>9} {:>10}\n", "trace", "backend",
+                                "max f/l", "= memory", "+ bookkeep.", "median", "at HS max", "peak RSS", "valley RSS");
   std::string last;
   for (const auto& r : rows) {
     if (r.trace != last && !last.empty()) out += "\n";
     last = r.trace;
-    out += fmt::format("{:<26} {:<12} {:>9} {:>9} {:>10} {:>9} {:>10}{}\n", r.trace, r.backend,
-                       format_ratio(r.max_footprint_live), format_ratio(r.median_footprint_live),
-                       format_ratio(r.at_hotspot_worst), mib(r.peak_rss), mib(r.valley_rss),
-                       r.error.empty() ? "" : "  FAILED: " + r.error);
+    out += fmt::format("{:<26} {:<12} {:>9} {:>10} {:>12} {:>9} {:>10} {:>9} {:>10}{}\n", r.trace, r.backend,
+                       format_ratio3(r.max_footprint_live), format_ratio3(r.committed_at_max), format_ratio3(r.overhead_at_max),
+                       format_ratio3(r.median_footprint_live), format_ratio3(r.at_hotspot_worst), mib(r.peak_rss),
+                       mib(r.valley_rss), r.error.empty() ? "" : "  FAILED: " + r.error);
     const bool last_of_trace = &r == &rows.back() || (&r + 1)->trace != r.trace;
     if (last_of_trace)
       for (const auto& h : hotspot)
         if (h.trace == r.trace)
-          out += fmt::format("{:<26} {:<12} {:>9} {:>9} {:>10}   (HotSpot's own committed/used at {} points; "
-                             "committed/live max {})\n",
-                             r.trace, "hotspot", format_ratio(h.max_own), format_ratio(h.median_own), "-", h.points,
-                             format_ratio(h.max_live));
+          out += fmt::format("{:<26} {:<12} {:>9} {:>10} {:>12} {:>9} {:>10}   (HotSpot's own committed/used at {} "
+                             "points; committed/live max {})\n",
+                             r.trace, "hotspot", format_ratio3(h.max_own), "", "", format_ratio3(h.median_own), "-", h.points,
+                             format_ratio3(h.max_live));
   }
-  out += "f/l = footprint/live (samples with live >= 1 % of the trace's peak); at HS max = at the marker where "
+  out += "f/l = footprint/live (samples with live >= 1 % of the trace's peak), at its worst sample = memory "
+         "(committed/live) + bookkeeping (the library's overhead/live); at HS max = at the marker where "
          "HotSpot's committed/live is highest; RSS in MiB above the process's baseline\n";
+  out += goal_line();
   return out;
 }
 
@@ -114,23 +129,42 @@ std::string TraceSummary::markdown() const {
     for (const auto& b : backends) {
       std::string cell = "-";
       for (const auto& r : rows)
-        if (r.trace == t && r.backend == b) cell = r.error.empty() ? format_ratio(r.max_footprint_live) : "failed";
+        if (r.trace == t && r.backend == b) cell = r.error.empty() ? format_ratio3(r.max_footprint_live) : "failed";
       out += " " + cell + " |";
     }
     std::string own = "-", live = "-";
     for (const auto& h : hotspot)
-      if (h.trace == t) own = format_ratio(h.max_own), live = format_ratio(h.max_live);
+      if (h.trace == t) own = format_ratio3(h.max_own), live = format_ratio3(h.max_live);
     out += " " + own + " | " + live + " |\n";
   }
-  out += "\nPer trace and backend (f/l = footprint/live; at HS max: where HotSpot's committed/live is highest; "
+  out += "\n" + goal_line();
+  out += "\nPer trace and backend (f/l = footprint/live, at its worst sample = memory (committed/live) + "
+         "bookkeeping (the library's overhead/live); at HS max: where HotSpot's committed/live is highest; "
          "RSS in MiB above the process's baseline):\n\n"
-         "| trace | backend | max f/l | median f/l | at HS max | peak RSS | valley RSS |\n"
-         "|---|---|---:|---:|---:|---:|---:|\n";
+         "| trace | backend | max f/l | = memory | + bookkeeping | median f/l | at HS max | peak RSS | valley RSS |\n"
+         "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& r : rows)
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", r.trace, r.backend, format_ratio(r.max_footprint_live),
-                       format_ratio(r.median_footprint_live), format_ratio(r.at_hotspot_worst), mib(r.peak_rss),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.trace, r.backend,
+                       format_ratio3(r.max_footprint_live), format_ratio3(r.committed_at_max), format_ratio3(r.overhead_at_max),
+                       format_ratio3(r.median_footprint_live), format_ratio3(r.at_hotspot_worst), mib(r.peak_rss),
                        mib(r.valley_rss));
   return out;
+}
+
+std::string TraceSummary::goal_line() const {
+  std::string missed;
+  std::size_t judged = 0;
+  for (const auto& r : rows) {
+    if (r.backend != "elastic" || !r.error.empty() || r.max_footprint_live != r.max_footprint_live) continue;
+    ++judged;
+    if (r.max_footprint_live > kGoal) missed += fmt::format("{}{} {}", missed.empty() ? "" : ", ", r.trace,
+                                                             format_ratio3(r.max_footprint_live));
+  }
+  if (judged == 0) return "";
+  return missed.empty() ? fmt::format("elastic: footprint/live <= {:.2f} at every sample of all {} traces\n", kGoal,
+                                      judged)
+                        : fmt::format("elastic above the goal (footprint/live <= {:.2f} at every sample): {}\n", kGoal,
+                                      missed);
 }
 
 nlohmann::json TraceSummary::to_json() const {
@@ -142,6 +176,8 @@ nlohmann::json TraceSummary::to_json() const {
                          {"max_footprint_live", number(r.max_footprint_live)},
                          {"median_footprint_live", number(r.median_footprint_live)},
                          {"at_hotspot_worst", number(r.at_hotspot_worst)},
+                         {"committed_live_at_max", number(r.committed_at_max)},
+                         {"overhead_live_at_max", number(r.overhead_at_max)},
                          {"peak_rss", r.peak_rss},
                          {"valley_rss", r.valley_rss},
                          {"error", r.error}});

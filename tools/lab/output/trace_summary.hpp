@@ -17,6 +17,10 @@ struct TraceSummaryRow {
   double max_footprint_live = 0;
   double median_footprint_live = 0;
   double at_hotspot_worst = 0;  // this backend's footprint/live where HotSpot's committed/live is highest
+  // max_footprint_live split at its sample: committed memory (chunks, or the malloc's own figure)
+  // over live, and the library's bookkeeping over live (footprint − committed; 0 for mallocs).
+  double committed_at_max = 0;
+  double overhead_at_max = 0;
   std::size_t peak_rss = 0;
   std::size_t valley_rss = 0;  // the lowest RSS after the peak
   std::string error;
@@ -39,6 +43,9 @@ struct TraceSummary {
   // The same in Markdown (summary.md, to paste into a note): the worst footprint/live as a matrix
   // of trace x backend with HotSpot's two ratios, then every figure per trace and backend.
   std::string markdown() const;
+  // One line: the traces on which elastic's worst footprint/live is above the 1.05 goal, or that
+  // it is met on all ("" without elastic rows).
+  std::string goal_line() const;
   nlohmann::json to_json() const;
 };
 

@@ -182,8 +182,18 @@ TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
   for (const auto& r : summary["rows"]) {
     if (r["backend"] == "elastic") {
       EXPECT_LE(r["max_footprint_live"].get<double>(), 1.05) << r.dump();
+      EXPECT_GT(r["overhead_live_at_max"].get<double>(), 0.0) << "the library's bookkeeping: " << r.dump();
+    } else {
+      EXPECT_EQ(r["overhead_live_at_max"].get<double>(), 0.0) << "a malloc has none of its own: " << r.dump();
     }
+    // The worst sample's two parts add up to it.
+    EXPECT_NEAR(r["committed_live_at_max"].get<double>() + r["overhead_live_at_max"].get<double>(),
+                r["max_footprint_live"].get<double>(), 1e-9)
+        << r.dump();
   }
+  EXPECT_NE(markdown.str().find("elastic: footprint/live <= 1.05 at every sample of all 2 traces"),
+            std::string::npos)
+      << markdown.str();
   EXPECT_EQ(expand_traces({data}).size(), 10u) << "a folder is its traces";
 }
 

@@ -30,7 +30,7 @@ std::vector<double> ratios(const std::vector<Sample>& samples, Num num, Den den)
 
 double max_of(const std::vector<double>& v) { return v.empty() ? NAN : *std::max_element(v.begin(), v.end()); }
 
-// The library's goal (docs/guarantees.md): elastic's footprint/live at most this at every sample.
+// The lab's goal on real traces: elastic's footprint/live at most this at every sample.
 constexpr double kGoal = 1.05;
 
 double median_of(std::vector<double> v) {

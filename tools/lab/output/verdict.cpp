@@ -42,7 +42,8 @@ std::vector<std::string> generic_verdict(const RunResult& result, std::optional<
     std::string goal;
     if (elastic_goal && name.rfind("elastic", 0) == 0)
       goal = fmt::format("  goal <= {:.2f}: {}", *elastic_goal, m->ratio <= *elastic_goal ? "met" : "MISSED");
-    lines.push_back(fmt::format("max {:<19} {:<12} {:>6.2f}  (at {} {}){}{}", what, name, m->ratio, m->sample->phase,
+    // Three decimals: read against a 1.05 goal, 1.0545 must not print as 1.05.
+    lines.push_back(fmt::format("max {:<19} {:<12} {:>6.3f}  (at {} {}){}{}", what, name, m->ratio, m->sample->phase,
                                 m->sample->step, goal, note));
   };
   for (const auto& b : result.backends)

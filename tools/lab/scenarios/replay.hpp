@@ -21,6 +21,8 @@ class ReplayScenario : public Scenario {
   void run(ScenarioContext& ctx) const override;
   std::string summary(const RunResult& result) const override;
   std::vector<std::string> verdict(const RunResult& result) const override;
+  // The lab's goal on real traces: elastic's footprint/live at most 1.05 at every sample.
+  std::optional<double> elastic_goal() const override { return 1.05; }
 
   std::string trace;                // the one this process replays (--trace, or one of `traces`)
   std::vector<std::string> traces;  // the positional TRACE arguments: files or folders

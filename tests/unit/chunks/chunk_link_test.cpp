@@ -16,6 +16,19 @@
 namespace metaspace {
 namespace {
 
+// Links `from` to `to` and back on both lists (free or arena list, and the area's neighbours),
+// then reads all four back.
+void link_both_ways(Chunk* from, Chunk* to) {
+  from->next = to;
+  from->next_in_area = to;
+  to->prev = from;
+  to->prev_in_area = from;
+  EXPECT_EQ(from->next, to);
+  EXPECT_EQ(from->next_in_area, to);
+  EXPECT_EQ(to->prev, from);
+  EXPECT_EQ(to->prev_in_area, from);
+}
+
 TEST(ChunkLink, NamesHeadersAcrossTheBookkeepingRange) {
   static_assert(sizeof(Chunk) <= 64);
   SlabAllocator slabs({.reserve_bytes = 4 * GiB, .return_at_once = true});
@@ -31,21 +44,15 @@ TEST(ChunkLink, NamesHeadersAcrossTheBookkeepingRange) {
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(a->next, nullptr);
   EXPECT_EQ(a->prev_in_area, nullptr);
-  a->next = c;
-  c->prev = a;
-  a->next_in_area = b;
-  b->prev_in_area = a;
-  EXPECT_EQ(a->next, c);
-  EXPECT_EQ(c->prev, a);
-  EXPECT_EQ(a->next_in_area, b);
-  EXPECT_EQ(b->prev_in_area, a);
+  link_both_ways(a, c);  // forward, pages apart
+  link_both_ways(b, a);  // backward, one object apart
   EXPECT_EQ(a->next->prev, a) << "through operator->";
   // Assigning one link to another copies its target: b->next now names c, though the two links
   // lie at different distances from c.
   b->next = a->next;
   EXPECT_EQ(b->next, c);
-  c->next = a->next_in_area;
-  EXPECT_EQ(c->next, b);
+  c->next = b->next_in_area;  // b's area link names a
+  EXPECT_EQ(c->next, a);
   a->next = nullptr;
   EXPECT_EQ(a->next, nullptr);
   EXPECT_EQ(b->next, c) << "b's link does not depend on a's";
@@ -70,14 +77,8 @@ TEST(ChunkLink, ReachesAcrossTheWholeRange) {
   ASSERT_EQ(os::commit(high, page), MS_OK) << ms_last_error_text();
   Chunk* a = new (low + 48) Chunk();                  // links on a line other than the header's
   Chunk* b = new (high + page - 64) Chunk();          // the range's last 64 bytes
-  a->next = b;
-  a->next_in_area = b;
-  b->prev = a;
-  b->prev_in_area = a;
-  EXPECT_EQ(a->next, b);
-  EXPECT_EQ(a->next_in_area, b);
-  EXPECT_EQ(b->prev, a);
-  EXPECT_EQ(b->prev_in_area, a);
+  link_both_ways(a, b);
+  link_both_ways(b, a);
 }
 
 }  // namespace

@@ -9,7 +9,14 @@
 namespace lab {
 namespace {
 
-std::string step_label(const Sample& s) { return fmt::format("{} {}", s.phase, s.step); }
+// A scenario that measures a step several times (threads: --repeat) marks the runs after the
+// first with extra["repeat"]; without it their rows would repeat the first run's figures.
+std::size_t repeat_of(const Sample& s) { return s.extra.value("repeat", std::size_t{0}); }
+
+std::string step_label(const Sample& s) {
+  return repeat_of(s) == 0 ? fmt::format("{} {}", s.phase, s.step)
+                           : fmt::format("{} {} #{}", s.phase, s.step, repeat_of(s) + 1);
+}
 
 std::string describe_settings(const nlohmann::json& settings) {
   std::string out;
@@ -43,7 +50,7 @@ std::string format_block(const std::string& title, const std::vector<Sample>& sa
 
 const Sample* find_step(const std::vector<Sample>& samples, const Sample& like) {
   for (const auto& s : samples)
-    if (s.phase == like.phase && s.step == like.step) return &s;
+    if (s.phase == like.phase && s.step == like.step && repeat_of(s) == repeat_of(like)) return &s;
   return nullptr;
 }
 
@@ -83,11 +90,11 @@ std::string format_side_by_side(const RunResult& result) {
   for (const auto& r : result.references) columns.emplace_back(r.name, &r.samples);
 
   auto matrix = [&](const std::string& title, auto&& cell) {
-    std::string out = fmt::format("{:<14}", title);
+    std::string out = fmt::format("{:<19}", title);
     for (const auto& [name, samples] : columns) out += fmt::format(" {:>12}", name);
     out += "\n";
     for (const auto& row : *rows) {
-      out += fmt::format("{:<14}", step_label(row));
+      out += fmt::format("{:<19}", step_label(row));
       for (const auto& [name, samples] : columns) {
         const Sample* s = find_step(*samples, row);
         out += fmt::format(" {:>12}", s ? cell(*s) : std::string("-"));

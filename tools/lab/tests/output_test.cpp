@@ -9,6 +9,7 @@
 #include "hotspot_reference.hpp"
 #include "output/csv_output.hpp"
 #include "output/json_output.hpp"
+#include "output/table.hpp"
 #include "output/verdict.hpp"
 #include "runner.hpp"
 #include "scenarios/interleaved.hpp"
@@ -45,6 +46,29 @@ TEST(Output, JsonHasTheDocumentedSchema) {
     EXPECT_TRUE(b.at("samples").at(3).contains(k)) << k;
   EXPECT_EQ(j.at("references").at(0).at("samples").size(), 21u);
   EXPECT_FALSE(j.at("verdict").empty());
+}
+
+// A step measured again (threads: --repeat) is its own row with its own figures: rows are told
+// apart by the repeat, not only by phase and step.
+TEST(Output, RepeatedStepsKeepTheirOwnRows) {
+  RunResult r;
+  BackendRun b;
+  b.name = "malloc";
+  for (std::size_t repeat : {0, 1}) {
+    Sample s;
+    s.phase = "load";
+    s.step = 1;
+    s.live = 1000;
+    s.committed = s.footprint = repeat == 0 ? 1250 : 2510;
+    if (repeat > 0) s.extra["repeat"] = repeat;
+    b.samples.push_back(s);
+  }
+  r.backends.push_back(b);
+  const std::string out = format_side_by_side(r);
+  EXPECT_NE(out.find("load 1 "), std::string::npos) << out;
+  EXPECT_NE(out.find("load 1 #2"), std::string::npos) << out;
+  EXPECT_NE(out.find("1.25"), std::string::npos) << out;
+  EXPECT_NE(out.find("2.51"), std::string::npos) << "the second run's figure, not the first's again\n" << out;
 }
 
 TEST(Output, HotSpotReferenceIsTheMeasuredTable) {

@@ -264,6 +264,7 @@ TEST(Concurrency, ReportsLoaderStatisticsAndVerifyWhileLoadersChurn) {
   constexpr int kWorkers = 4;
   std::atomic<ms_loader_t*> current[kWorkers] = {};
   std::atomic<uint64_t> loaders_done{0}, reports{0}, loader_stats{0}, verifies{0};
+  std::atomic<uint64_t> forgotten_handles{0};  // read before 1 024 later deaths (see below)
   std::vector<std::thread> threads;
   for (int id = 0; id < kWorkers; id++) {
     threads.emplace_back([&, id] {
@@ -311,13 +312,24 @@ TEST(Concurrency, ReportsLoaderStatisticsAndVerifyWhileLoadersChurn) {
   threads.emplace_back([&] {  // per-loader statistics of other threads' loaders
     std::mt19937 rng(9);
     while (!stop.load(std::memory_order_relaxed)) {
+      const uint64_t deaths_before = loaders_done.load(std::memory_order_acquire);
       ms_loader_t* l = current[rng() % kWorkers].load(std::memory_order_acquire);
       if (l == nullptr) continue;
       ms_loader_stats_t ls;
       ms_error_t e = ms_loader_get_stats(l, &ls);
       // The owner may have destroyed it since: a remembered dead handle says so (never read
-      // from a freed object: the check runs under the registry lock, docs/threads.md).
-      if (e != MS_OK && e != MS_ERR_DESTROYED) failures.add(ms_last_error_text());
+      // from a freed object: the check runs under the registry lock, docs/threads.md). A handle
+      // is remembered while fewer than 1 024 loaders of the metaspace died after it
+      // (docs/guarantees.md); this thread can lose the registry lock to the workers for that
+      // long (seen once in CI: 33 051 loaders in 1.5 s, 1 024 deaths in ~46 ms), and then the
+      // handle is no loader's any more. Up to kWorkers deaths are not counted yet.
+      const uint64_t deaths = loaders_done.load(std::memory_order_acquire) - deaths_before;
+      const bool forgotten = e == MS_ERR_INVALID_ARGUMENT && deaths + kWorkers > 1024;
+      if (forgotten) forgotten_handles.fetch_add(1, std::memory_order_relaxed);
+      if (e != MS_OK && e != MS_ERR_DESTROYED && !forgotten) {
+        failures.add(std::string(ms_last_error_text()) + " (" + std::to_string(deaths) +
+                     " deaths since the handle was read)");
+      }
       if (e == MS_OK && ls.used_bytes[0] > ls.committed_bytes[0]) {
         failures.add("loader uses more than it has committed");
       }
@@ -340,11 +352,12 @@ TEST(Concurrency, ReportsLoaderStatisticsAndVerifyWhileLoadersChurn) {
   EXPECT_GT(reports.load(), 0u);
   EXPECT_GT(loader_stats.load(), 0u);
   EXPECT_GT(verifies.load(), 0u);
-  std::printf("[ concurrency ] %llu loaders churned; %llu reports, %llu loader statistics, %llu "
-              "verifications from other threads\n",
+  std::printf("[ concurrency ] %llu loaders churned; %llu reports, %llu loader statistics (%llu "
+              "with a handle forgotten after 1 024 deaths), %llu verifications from other threads\n",
               static_cast<unsigned long long>(loaders_done.load()),
               static_cast<unsigned long long>(reports.load()),
               static_cast<unsigned long long>(loader_stats.load()),
+              static_cast<unsigned long long>(forgotten_handles.load()),
               static_cast<unsigned long long>(verifies.load()));
   ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
   ms_destroy(ms);

@@ -7,6 +7,9 @@
 
 namespace lab {
 
+// The lab's goal on real traces: elastic's footprint/live at most this at every sample.
+constexpr double kRealTraceGoal = 1.05;
+
 // A recorded workload (docs/trace-format.md), e.g. imported from a real JVM's metaspace log, replayed
 // through a backend. Samples at the end of each run of loader deaths (after a purge, as a runtime
 // purges after class unloading), at every marker of the trace and every --sample-every events.
@@ -21,8 +24,7 @@ class ReplayScenario : public Scenario {
   void run(ScenarioContext& ctx) const override;
   std::string summary(const RunResult& result) const override;
   std::vector<std::string> verdict(const RunResult& result) const override;
-  // The lab's goal on real traces: elastic's footprint/live at most 1.05 at every sample.
-  std::optional<double> elastic_goal() const override { return 1.05; }
+  std::optional<double> elastic_goal() const override { return kRealTraceGoal; }
 
   std::string trace;                // the one this process replays (--trace, or one of `traces`)
   std::vector<std::string> traces;  // the positional TRACE arguments: files or folders

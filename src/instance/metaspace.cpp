@@ -280,6 +280,10 @@ bool Metaspace::verify_dead_handles() {
 
 ms_error_t Metaspace::refuse_handle(uintptr_t handle) {
   std::lock_guard<std::mutex> guard(registry_lock_);
+  return refuse_handle_locked(handle);
+}
+
+ms_error_t Metaspace::refuse_handle_locked(uintptr_t handle) {
   LoaderMetaspace* l = LoaderMetaspace::object_of(handle);
   bool kept = !kept_.empty() && loader_slabs().readable(l, sizeof(LoaderMetaspace)) &&
               l->valid_handle() && l->kept_dead() && l->handle() == handle;
@@ -297,8 +301,7 @@ ms_error_t Metaspace::loader_stats(uintptr_t handle, LoaderStats* out) {
   // lock is taken: it is this handle's loader only if it is alive and carries the handle.
   if (!loader_slabs().readable(l, sizeof(LoaderMetaspace)) || !l->valid_handle() || !l->alive() ||
       l->handle() != handle) {
-    registry.unlock();
-    return refuse_handle(handle);
+    return refuse_handle_locked(handle);  // at the same instant: no loader died in between
   }
   std::lock_guard<LoaderLock> guard(l->lock());
   registry.unlock();

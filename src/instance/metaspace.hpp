@@ -115,6 +115,8 @@ class Metaspace {
   void visit_loaders(F f);
   // The dead handles are consistent, none is a live loader's, each live loader's death has room.
   bool verify_dead_handles();
+  // refuse_handle() with registry_lock_ held.
+  ms_error_t refuse_handle_locked(uintptr_t handle);
   // Brings the counters up to date, skipping loaders that are busy (never waits for one).
   void fold_all_loaders();
   // The totals of every space from its counters, under both chunk managers' locks.

@@ -128,10 +128,16 @@ size_t SlabAllocator::class_bytes(size_t bytes) {
   return c < 0 ? 0 : kClassBytes[c];
 }
 
-size_t SlabAllocator::Usage::committed_bytes() const {
+size_t SlabAllocator::Usage::slab_objects() const {
+  size_t objects = 0;
+  for (int i = 0; i < class_count; i++) objects += classes[i].objects;
+  return objects;
+}
+
+size_t SlabAllocator::Usage::pages() const {
   size_t pages = large_pages + empty_pages;
   for (int i = 0; i < class_count; i++) pages += classes[i].pages;
-  return pages * page_bytes;
+  return pages;
 }
 
 SlabAllocator::Usage SlabAllocator::usage() const {

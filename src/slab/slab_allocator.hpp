@@ -114,7 +114,10 @@ class SlabAllocator {
     size_t large_pages;
     size_t empty_pages;
     size_t page_bytes;
-    size_t committed_bytes() const;
+    // Objects in the slabs (large objects not counted), and every page: slabs, large, empty.
+    size_t slab_objects() const;
+    size_t pages() const;
+    size_t committed_bytes() const { return pages() * page_bytes; }
   };
   Usage usage() const;
   // The object size of the class that serves `bytes`; 0 for objects that take whole pages.

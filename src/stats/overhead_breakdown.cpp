@@ -55,12 +55,7 @@ std::vector<OverheadRow> overhead_rows(const BookkeepingUsage& u) {
   };
   add("node ranges (commit masks, chunk starts, node map)", u.node_bytes, 0, 0);
   const SlabAllocator::Usage& lo = u.loader_objects;
-  size_t loader_objects = 0, loader_pages = lo.large_pages + lo.empty_pages;
-  for (int i = 0; i < lo.class_count; i++) {
-    loader_objects += lo.classes[i].objects;
-    loader_pages += lo.classes[i].pages;
-  }
-  add("loader objects", lo.committed_bytes(), loader_objects, loader_pages);
+  add("loader objects", lo.committed_bytes(), lo.slab_objects(), lo.pages());
   add("arenas in their loader's first chunk", u.arenas_in_chunks_bytes, 0, 0);
   const SlabAllocator::Usage& s = u.slabs;
   for (int i = 0; i < s.class_count; i++) {

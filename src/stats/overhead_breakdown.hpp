@@ -4,8 +4,8 @@
 // largest class and the empty pages kept until the next purge. The rows add up to the space's
 // overhead_bytes (both come from one BookkeepingUsage).
 //
-// Why: footprint/live on the lab's real traces is above the 1.05 goal mostly because of
-// bookkeeping (docs/placement-bound.md: 0.025 of interleave's live, 0.016 of ml-10-20-60's), and
+// Why: footprint/live on the lab's real traces is above the 1.05 goal largely because of
+// bookkeeping (docs/placement-bound.md: 0.027 of interleave's live, 0.016 of ml-10-20-60's), and
 // which structure holds how many pages decides what to shrink; this used to take temporary
 // instrumentation.
 #pragma once
@@ -19,7 +19,7 @@
 namespace metaspace {
 
 struct OverheadRow {
-  std::string what;     // "node ranges", "chunk headers (80 B)", ...
+  std::string what;     // "node ranges", "chunk headers (64 B)", ...
   size_t bytes = 0;     // committed bytes the row holds
   size_t objects = 0;   // objects in it (slab classes and loader objects), else 0
   size_t pages = 0;     // pages (slab classes, large objects, empty pages, loader objects)

@@ -1,7 +1,5 @@
 #include "stats/report.hpp"
 
-#include "stats/overhead_breakdown.hpp"
-
 #include <string>
 
 #include "chunks/reclaim_policy.hpp"

@@ -32,7 +32,7 @@ LoaderArenasOptions LoaderMetaspace::arenas_options() const {
                              .class_alignment = size_t{1} << cs.shift(),
                              .class_lo = reinterpret_cast<const char*>(cs.base()),
                              .class_hi = reinterpret_cast<const char*>(cs.base() + cs.bytes()),
-                             .fast_path = (kind_ & kSharedBit) == 0,
+                             .fast_path = (kind_bits() & kSharedBit) == 0,
                              .checked = env_->checked,
                              .count_allocations = env_->count_allocations};
 }
@@ -77,7 +77,8 @@ void LoaderMetaspace::destroy_arenas() {
 }
 
 bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
-  kind_ = static_cast<uint8_t>(kind | ((flags & MS_LOADER_SHARED) != 0 ? kSharedBit : 0));
+  kind_.store(static_cast<uint8_t>(kind | ((flags & MS_LOADER_SHARED) != 0 ? kSharedBit : 0)),
+              std::memory_order_relaxed);
   micro_ = MicroRecord{};
   for (ms__bump& b : bump) {
     __atomic_store_n(&b.top, nullptr, __ATOMIC_RELAXED);
@@ -217,7 +218,8 @@ void* LoaderMetaspace::allocate_locked(ms_space_t space, size_t bytes) {
     bool graduate = false;
     void* p = allocate_pooled(space, bytes, &graduate);
     if (!graduate) return p;
-    kind_ |= kGraduatedBit;  // for good: its next blocks, of both spaces, come from its arenas
+    // For good: its next blocks, of both spaces, come from its arenas.
+    kind_.fetch_or(kGraduatedBit, std::memory_order_relaxed);
   }
   if (space == MS_SPACE_CLASS) {
     if (!ensure_class_arena()) return nullptr;

@@ -31,6 +31,7 @@
 
 #include <metaspace/metaspace.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "arena/arena.hpp"
@@ -92,8 +93,8 @@ class LoaderMetaspace : public ms__loader_head {
   void set_tag(uint8_t tag) { tag_ = tag; }
   // A dead loader whose object the metaspace keeps (its handle could not be remembered among
   // the dead ones: Metaspace::destroy_loader); the object then tells a stale handle it is dead.
-  void mark_kept_dead() { kind_ |= kKeptDeadBit; }
-  bool kept_dead() const { return (kind_ & kKeptDeadBit) != 0; }
+  void mark_kept_dead() { kind_.fetch_or(kKeptDeadBit, std::memory_order_relaxed); }
+  bool kept_dead() const { return (kind_bits() & kKeptDeadBit) != 0; }
   // The object a handle names, whether or not it is (still) that handle's loader.
   static LoaderMetaspace* object_of(uintptr_t handle) {
     return static_cast<LoaderMetaspace*>(ms__head_of(reinterpret_cast<ms_loader_t*>(handle)));
@@ -133,13 +134,13 @@ class LoaderMetaspace : public ms__loader_head {
   // Caller holds lock().
   bool verify_locked() const;
 
-  ms_loader_kind_t kind() const { return static_cast<ms_loader_kind_t>(kind_ & kKindMask); }
+  ms_loader_kind_t kind() const { return static_cast<ms_loader_kind_t>(kind_bits() & kKindMask); }
   // Whether a block of `space` comes from the micro pool: every block of a micro loader, and
   // the class blocks of a standard loader, until the pool tells the loader to graduate.
   bool pools(ms_space_t space) const;
   // Standard loaders pool their Klasses only where shared chunks are this small (pools()).
   static constexpr size_t kMaxSharedChunkForKlasses = 4 * 1024;
-  bool shared() const { return (kind_ & kSharedBit) != 0; }
+  bool shared() const { return (kind_bits() & kSharedBit) != 0; }
 
   // (Registry links prev_/next_ below, with the other fields: their order sets the size.)
 
@@ -198,7 +199,7 @@ class LoaderMetaspace : public ms__loader_head {
     return !shared() && alive_ && arenas_ != nullptr && arenas_->has_class();
   }
 
-  bool graduated() const { return (kind_ & kGraduatedBit) != 0; }
+  bool graduated() const { return (kind_bits() & kGraduatedBit) != 0; }
 
   // 144 bytes in all: the head (72), one word of magic, lock, state, tag and kind, 4 pointers,
   // the record.
@@ -207,7 +208,12 @@ class LoaderMetaspace : public ms__loader_head {
   LoaderLock lock_;
   bool alive_ = false;
   uint8_t tag_ = 0;  // the handle's low bits (handle())
-  uint8_t kind_ = MS_LOADER_STANDARD;  // | kSharedBit for MS_LOADER_SHARED, | kGraduatedBit
+  // The kind | kSharedBit for MS_LOADER_SHARED, | kGraduatedBit, | kKeptDeadBit. Atomic because
+  // a shared loader's threads read kind and shared without the lock (allocate_in_window) while
+  // one of them, under the lock, may set kGraduatedBit in the same byte (TSan caught it in CI).
+  // Relaxed loads: those two bits do not change during a life, and the byte is still 1 byte.
+  std::atomic<uint8_t> kind_{MS_LOADER_STANDARD};
+  uint8_t kind_bits() const { return kind_.load(std::memory_order_relaxed); }
   static constexpr uint8_t kSharedBit = 0x80;
   // Its blocks, of both spaces, come from its arenas for good (no longer from the micro pool).
   static constexpr uint8_t kGraduatedBit = 0x40;

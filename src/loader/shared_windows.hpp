@@ -14,8 +14,9 @@
 // The path of most blocks: the inline ms_allocate finds the loader's public window closed and
 // calls ms_allocate_slow, which checks the handle's cookie and tries the calling thread's window
 // (LoaderMetaspace::allocate_in_window, try_bump) before anything else; no lock, no barrier.
-// What it reads on the way is written only under the lock (the loader, its arenas) or by the
-// thread itself (its cache entry, its window): every window record and the generation word sit
+// What it reads on the way is written only at the loader's open (its kind, its arenas), atomically
+// (the kind byte's graduation bit, set later under the lock) or by the thread itself (its cache
+// entry, its window): every window record and the generation word sit
 // on 128-byte line pairs of their own. (From the slab, the 48-byte records of two threads shared
 // lines, and every bump invalidated the other thread's; and the base design deferred to fit_max,
 // so that 2 % of the size mix's blocks took the lock for that alone, 2.6 % for Klasses.)

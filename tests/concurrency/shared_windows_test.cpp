@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <barrier>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <set>
@@ -293,6 +294,65 @@ TEST(SharedWindows, AFreedBlockIsTheNextWindowOfTheThreadThatNeedsOne) {
   while (calls < kLimit && ms_allocate(shared, MS_SPACE_NONCLASS, kBytes) != blocks[5]) calls++;
   EXPECT_LT(calls, kLimit) << "the freed block was not reused when the window ran out";
   EXPECT_GT(calls, 0u) << "the window is used up first";
+  expect_consistent_through_destroy(ms, shared);
+  ms_destroy(ms);
+}
+
+// The Klass that graduates a shared standard loader from the micro pool (past 8 KiB of pooled
+// Klasses) marks the loader under its lock while other threads bump their windows without it,
+// reading the same loader object. The mark must not disturb them (under TSan: no data race on
+// the loader's kind byte, which CI caught once in the statistics test above), and their blocks
+// stay whole and apart.
+TEST(SharedWindows, GraduationByOneThreadWhileOthersBumpTheirWindows) {
+  constexpr size_t kBumpers = 2;
+  constexpr size_t kBytes = 16;
+  constexpr size_t kMaxBlocks = 100000;
+  ms_metaspace_t* ms = ms_create(nullptr);
+  ASSERT_NE(ms, nullptr);
+  ms_loader_t* shared = ms_loader_create(ms, MS_LOADER_STANDARD, MS_LOADER_SHARED);
+  ASSERT_NE(shared, nullptr);
+  // Relaxed on purpose: a release/acquire pair would order the bumpers after the graduation
+  // and hide a race from TSan.
+  std::atomic<bool> stop{false};
+  std::atomic<size_t> started{0};
+  std::vector<std::vector<unsigned char*>> blocks(kBumpers);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < kBumpers; t++) {
+    threads.emplace_back([&, t] {
+      for (size_t i = 0; i < kMaxBlocks; i++) {
+        if (i == 1) started++;
+        if (i > 0 && stop.load(std::memory_order_relaxed)) break;
+        auto* p = static_cast<unsigned char*>(ms_allocate(shared, MS_SPACE_NONCLASS, kBytes));
+        if (p == nullptr) break;
+        std::memset(p, tag_of(t, i), kBytes);
+        blocks[t].push_back(p);
+      }
+    });
+  }
+  while (started.load() < kBumpers) std::this_thread::yield();
+  std::vector<char*> klasses;
+  for (size_t i = 0; i < 24; i++) {  // 24 * 600 bytes: the pool's 8 KiB is passed on the way
+    klasses.push_back(static_cast<char*>(ms_allocate(shared, MS_SPACE_CLASS, 600)));
+    ASSERT_NE(klasses.back(), nullptr) << ms_last_error_text();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  stop.store(true, std::memory_order_relaxed);
+  for (auto& th : threads) th.join();
+  std::vector<std::pair<unsigned char*, size_t>> all;
+  for (size_t t = 0; t < kBumpers; t++) {
+    EXPECT_GT(blocks[t].size(), 1u) << "thread " << t << ": " << ms_last_error_text();
+    for (size_t i = 0; i < blocks[t].size(); i++) {
+      unsigned char* p = blocks[t][i];
+      EXPECT_EQ(std::count(p, p + kBytes, tag_of(t, i)), static_cast<long>(kBytes))
+          << "thread " << t << " block " << i << " was overwritten";
+      all.emplace_back(p, kBytes);
+    }
+  }
+  for (char* k : klasses) all.emplace_back(reinterpret_cast<unsigned char*>(k), 600);
+  std::sort(all.begin(), all.end());
+  for (size_t i = 1; i < all.size(); i++) {
+    EXPECT_GE(all[i].first, all[i - 1].first + all[i - 1].second) << "two blocks overlap";
+  }
   expect_consistent_through_destroy(ms, shared);
   ms_destroy(ms);
 }

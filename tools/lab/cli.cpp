@@ -186,9 +186,10 @@ int run_replays(ReplayScenario& replay, const ParamSet& params, const WorkloadPa
   if (!replay.trace.empty()) names.push_back(replay.trace);
   if (names.empty()) throw std::invalid_argument("replay needs a trace: metaspace-lab replay TRACE [TRACE|DIR ...]");
   const auto traces = expand_traces(names);
-  // A bad trace is said once, here, not once per backend.
+  // A bad trace is said once, here, not once per backend; the same pass finds its placement floor.
+  std::vector<std::optional<PlacementFloor::Point>> floors(traces.size());
   if (!run.emit_jsonl)
-    for (const auto& t : traces) check_trace(t);
+    for (std::size_t i = 0; i < traces.size(); ++i) floors[i] = check_trace(traces[i]);
   for (const auto& t : traces) {
     replay.trace = t;
     replay.validate();
@@ -199,12 +200,14 @@ int run_replays(ReplayScenario& replay, const ParamSet& params, const WorkloadPa
   }
   TraceSummary summary;
   int status = 0;
-  for (const auto& t : traces) {
+  for (std::size_t i = 0; i < traces.size(); ++i) {
+    const std::string& t = traces[i];
     replay.trace = t;
     std::fprintf(stdout, "==== %s\n", t.c_str());
     RunResult result;
     status |= run_scenario(replay, params, workload, options, run, compare, {trace_stem(t), command, true}, &result);
     summary.add(trace_stem(t), result);
+    if (floors[i]) summary.add_floor(trace_stem(t), *floors[i]);
     std::fputc('\n', stdout);
   }
   std::fprintf(stdout, "summary over %zu traces:\n%s", traces.size(), summary.format().c_str());

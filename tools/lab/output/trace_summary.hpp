@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "run_result.hpp"
+#include "trace/placement_floor.hpp"
 
 namespace lab {
 
@@ -34,17 +35,30 @@ struct TraceHotSpot {
   std::size_t points = 0;
 };
 
+// The least footprint/live an allocator that keeps blocks in place and cannot foresee deaths can
+// expect on the trace, at its worst marker (trace/placement_floor.hpp, docs/placement-bound.md):
+// where elastic misses the goal, what part of the miss any such allocator would share.
+struct TraceFloor {
+  std::string trace;
+  double with_bookkeeping = 0;  // loader objects and remembered dead handles included
+  double memory = 0;
+  std::string marker;
+};
+
 struct TraceSummary {
   std::vector<TraceSummaryRow> rows;
   std::vector<TraceHotSpot> hotspot;
+  std::vector<TraceFloor> floors;
 
   void add(const std::string& trace, const RunResult& result);
+  void add_floor(const std::string& trace, const PlacementFloor::Point& worst);
+  const TraceFloor* floor_of(const std::string& trace) const;
   std::string format() const;
   // The same in Markdown (summary.md, to paste into a note): the worst footprint/live as a matrix
   // of trace x backend with HotSpot's two ratios, then every figure per trace and backend.
   std::string markdown() const;
-  // One line: the traces on which elastic's worst footprint/live is above the 1.05 goal, or that
-  // it is met on all ("" without elastic rows).
+  // One line: the traces on which elastic's worst footprint/live is above the 1.05 goal, each
+  // with its placement floor, or that it is met on all ("" without elastic rows).
   std::string goal_line() const;
   nlohmann::json to_json() const;
 };

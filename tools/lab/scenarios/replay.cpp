@@ -141,12 +141,17 @@ std::vector<std::string> ReplayScenario::verdict(const RunResult& result) const 
   return lines;
 }
 
-void check_trace(const std::string& path) {
+std::optional<PlacementFloor::Point> check_trace(const std::string& path) {
   try {
     TraceReader reader(path);
     TraceChecker checker;
+    PlacementFloor floor;
     TraceEvent e;
-    while (reader.next(e)) checker.check(e, reader);
+    while (reader.next(e)) {
+      checker.check(e, reader);
+      floor.add(e);
+    }
+    return floor.worst();
   } catch (const std::runtime_error& e) {
     throw std::invalid_argument(e.what());
   }

@@ -1,9 +1,11 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "scenarios/scenario.hpp"
+#include "trace/placement_floor.hpp"
 
 namespace lab {
 
@@ -35,8 +37,9 @@ class ReplayScenario : public Scenario {
 };
 
 // Reads the whole trace once, without a backend: a trace that cannot be read is reported once,
-// before any backend runs. Throws std::invalid_argument with file:line.
-void check_trace(const std::string& path);
+// before any backend runs. Throws std::invalid_argument with file:line. Returns the trace's
+// placement floor (trace/placement_floor.hpp), taken on the same pass.
+std::optional<PlacementFloor::Point> check_trace(const std::string& path);
 
 // HotSpot's own figures, from the samples taken at the trace's markers that carry them: live is the
 // trace's live at that point, used and committed are HotSpot's. Empty when the trace has none.

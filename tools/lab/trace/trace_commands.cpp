@@ -10,6 +10,9 @@
 
 #include "trace/hotspot_import.hpp"
 #include "trace/jvm_recording.hpp"
+#include "trace/placement_floor.hpp"
+#include "trace/trace_checker.hpp"
+#include "trace/trace_reader.hpp"
 
 namespace lab {
 namespace {
@@ -69,14 +72,21 @@ TraceCommands::TraceCommands(CLI::App& app) {
   record_->add_option("-o,--output", out_, "the trace to write (.gz: compressed)")->required();
   record_->add_option("--keep-log", keep_log_, "keep the raw log at this path (default: deleted)");
   record_->add_option("command", command_, "the command, after --, e.g. -- java -Xshare:off -version")->required();
+
+  floor_ = app.add_subcommand("placement-floor",
+                              "the least footprint/live an allocator that keeps blocks in place and cannot foresee "
+                              "deaths can expect at each marker of a trace (docs/placement-bound.md)");
+  floor_->add_option("trace", trace_, "the trace (plain or .gz)")->required();
 }
 
 std::optional<int> TraceCommands::run() const {
   try {
     if (import_->parsed()) return import();
     if (record_->parsed()) return record();
+    if (floor_->parsed()) return floor();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "metaspace-lab %s: %s\n", import_->parsed() ? "import-hotspot" : "record", e.what());
+    std::fprintf(stderr, "metaspace-lab %s: %s\n",
+                 import_->parsed() ? "import-hotspot" : record_->parsed() ? "record" : "placement-floor", e.what());
     return 1;
   }
   return std::nullopt;
@@ -117,6 +127,30 @@ int TraceCommands::record() const {
   }
   std::filesystem::remove_all(dir);
   return status != 0 ? 1 : rc;
+}
+
+// One line per marker (the figures scripts/placement-bound.py prints for it), then the worst.
+int TraceCommands::floor() const {
+  TraceReader reader(trace_);
+  TraceChecker checker;
+  PlacementFloor floor;
+  TraceEvent e;
+  while (reader.next(e)) {
+    checker.check(e, reader);
+    floor.add(e);
+  }
+  std::printf("%-10s %9s %7s %10s\n", "marker", "live MB", "floor", "+ objects");
+  for (const auto& p : floor.points())
+    std::printf("%-10s %9.3f %7.4f %10.4f\n", p.label.c_str(), static_cast<double>(p.live) / 1e6, p.memory,
+                p.with_bookkeeping);
+  const auto worst = floor.worst();
+  if (!worst) {
+    std::printf("no marker with live data\n");
+    return 0;
+  }
+  std::printf("worst: %.4f with the loader objects, %.4f without (%s; markers with live >= 1 %% of the peak)\n",
+              worst->with_bookkeeping, worst->memory, worst->label.c_str());
+  return 0;
 }
 
 }  // namespace lab

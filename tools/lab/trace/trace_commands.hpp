@@ -7,8 +7,9 @@
 
 namespace lab {
 
-// The sub-commands that make traces: `import-hotspot LOG -o TRACE` and `record -o TRACE -- java ...`.
-// (`replay` is a scenario and comes with the scenarios.)
+// The sub-commands that make traces, `import-hotspot LOG -o TRACE` and `record -o TRACE -- java ...`,
+// and one that reads a trace: `placement-floor TRACE` (trace/placement_floor.hpp). (`replay` is a
+// scenario and comes with the scenarios.)
 class TraceCommands {
  public:
   explicit TraceCommands(CLI::App& app);
@@ -19,10 +20,13 @@ class TraceCommands {
  private:
   int import() const;
   int record() const;
+  int floor() const;
 
   CLI::App* import_ = nullptr;
   CLI::App* record_ = nullptr;
+  CLI::App* floor_ = nullptr;
   std::string log_;
+  std::string trace_;
   std::string out_;
   std::string keep_log_;
   std::string exit_statistics_;

@@ -13,7 +13,8 @@ The figure depends on the scenario:
   threads: classes loaded per second and speed-up against the thread count, with the load;
   one-loader: footprint and class space per class against the class alignment;
   micro: footprint and RSS per loader at the peak, and footprint over the steps;
-  summary: the worst footprint/live per trace and backend, HotSpot's own beside them;
+  summary: the worst footprint/live per trace and backend, HotSpot's own beside them, each trace's
+           placement floor as a bar across its group;
   startup (`metaspace-lab startup`): bars of the time to ready per start-up mode and thread count
       (the best of the repeats), and the RSS and PSS each start-up gained.
 Every backend keeps one colour, line style and marker in every figure; a series equal to an
@@ -500,6 +501,15 @@ def plot_summary(summary, out):
     ax.plot([x + 0.5 * width for x in xs], live, linestyle="none", marker="*", markerfacecolor="white",
             color="#555555", markersize=13, label="HotSpot committed / trace live")
     ax.axhline(ELASTIC_GOAL, color="green", linewidth=1, linestyle="--", label=f"goal {ELASTIC_GOAL}")
+    # The placement floor (docs/placement-bound.md): a bar across the trace's group, so a miss
+    # above it reads as the allocator's and one under it as the trace's.
+    floor_label = "placement floor (no allocator that keeps blocks in place expects less)"
+    for i, t in enumerate(traces):
+        for f in summary.get("placement_floor", []):
+            if f["trace"] == t and f["with_bookkeeping"] is not None and f["with_bookkeeping"] <= top:
+                ax.hlines(f["with_bookkeeping"], i - 0.42, i + 0.42, colors="black", linewidth=2, zorder=4,
+                          label=floor_label)
+                floor_label = None
     ax.set_ylim(0.95, top)
     ax.plot([], [], linestyle="none", marker="^", color="white", markeredgecolor="black",
             label=f"beyond {top:.2f} (value below it)")

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "output/trace_summary.hpp"
+#include "scenarios/replay.hpp"
 
 namespace lab {
 namespace {
@@ -137,6 +138,20 @@ TEST(PlacementFloor, SummaryGoalLineCarriesTheFloor) {
   EXPECT_NE(line.find("near 1.080 (floor 1.048)"), std::string::npos) << line;
   EXPECT_NE(line.find("far 1.190 (floor 1.104: above the goal itself)"), std::string::npos) << line;
   EXPECT_EQ(summary.to_json()["placement_floor"].size(), 2u);
+}
+
+// A single replay's verdict names the trace's floor too.
+TEST(PlacementFloor, ReplayVerdictNamesTheFloor) {
+  ReplayScenario replay;
+  replay.trace = std::string(LAB_TEST_DATA_DIR) + "/jdk25-interleave.trace.gz";
+  const auto lines = replay.verdict(RunResult{});
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find("placement floor of the trace (docs/placement-bound.md): 1.048"), std::string::npos)
+      << lines[0];
+  replay.trace = "/nonexistent.trace";
+  const auto missing = replay.verdict(RunResult{});
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_NE(missing[0].find("not computed"), std::string::npos) << missing[0];
 }
 
 }  // namespace

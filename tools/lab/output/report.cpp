@@ -172,14 +172,15 @@ std::string write_trace_summary(const TraceSummary& summary, const std::string& 
   html.table(hs);
   if (!summary.floors.empty()) {
     std::vector<std::vector<std::string>> fl = {
-        {"trace", "placement floor", "of it: memory", "of it: loader objects and dead handles", "at marker"}};
+        {"trace", "placement floor", "of it: memory", "of it: loader objects and dead handles", "at"}};
     for (const auto& f : summary.floors)
       fl.push_back({f.trace, format_ratio3(f.with_bookkeeping), format_ratio3(f.memory),
                     format_ratio3(f.with_bookkeeping - f.memory), f.marker});
     html.heading("Placement floor");
     html.paragraph("The least footprint/live an allocator that keeps every block where it put it, gives memory back "
                    "a page at a time and cannot foresee which loaders die first can expect at the trace's worst "
-                   "marker (docs/placement-bound.md; metaspace-lab placement-floor TRACE prints every marker).");
+                   "point, a marker or the end of a run of deaths (docs/placement-bound.md; metaspace-lab "
+                   "placement-floor TRACE prints every point).");
     html.table(fl);
   }
   html.paragraph("Each trace has its own page: <trace>.html next to this one.");

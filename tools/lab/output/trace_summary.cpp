@@ -112,7 +112,7 @@ std::string TraceSummary::format() const {
                              format_ratio3(h.max_live));
     if (last_of_trace)
       if (const TraceFloor* f = floor_of(r.trace))
-        out += fmt::format("{:<26} {:<12} {:>9} {:>10} {:>12}   (placement floor, at marker '{}')\n",
+        out += fmt::format("{:<26} {:<12} {:>9} {:>10} {:>12}   (placement floor, at '{}')\n",
                            r.trace, "floor", format_ratio3(f->with_bookkeeping), format_ratio3(f->memory),
                            format_ratio3(f->with_bookkeeping - f->memory), f->marker);
   }

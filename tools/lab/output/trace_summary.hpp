@@ -36,13 +36,13 @@ struct TraceHotSpot {
 };
 
 // The least footprint/live an allocator that keeps blocks in place and cannot foresee deaths can
-// expect on the trace, at its worst marker (trace/placement_floor.hpp, docs/placement-bound.md):
+// expect on the trace, at its worst point (trace/placement_floor.hpp, docs/placement-bound.md):
 // where elastic misses the goal, what part of the miss any such allocator would share.
 struct TraceFloor {
   std::string trace;
   double with_bookkeeping = 0;  // loader objects and remembered dead handles included
   double memory = 0;
-  std::string marker;
+  std::string marker;  // the point: a marker's label or deaths-k (after the k-th run of deaths)
 };
 
 struct TraceSummary {

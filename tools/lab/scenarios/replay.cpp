@@ -115,7 +115,7 @@ std::vector<std::string> ReplayScenario::verdict(const RunResult& result) const 
   // any backend ran, so reading it again should not fail; if it does, the line says why).
   try {
     if (const auto floor = trace.empty() ? std::nullopt : placement_floor(trace))
-      lines.push_back(fmt::format("placement floor of the trace (docs/placement-bound.md): {} at marker '{}' "
+      lines.push_back(fmt::format("placement floor of the trace (docs/placement-bound.md): {} at '{}' "
                                   "({} memory + {} loader objects and dead handles)",
                                   format_ratio3(floor->with_bookkeeping), floor->label, format_ratio3(floor->memory),
                                   format_ratio3(floor->with_bookkeeping - floor->memory)));
@@ -162,6 +162,7 @@ std::optional<PlacementFloor::Point> check_trace(const std::string& path) {
       checker.check(e, reader);
       floor.add(e);
     }
+    floor.finish();
     return floor.worst();
   } catch (const std::runtime_error& e) {
     throw std::invalid_argument(e.what());

@@ -69,8 +69,11 @@ TEST(PlacementFloor, MatchesTheFormulaWorkedByHand) {
   floor.add(dies(2));
   floor.add(dies(4));
   floor.add(marker("after"));
-  ASSERT_EQ(floor.points().size(), 1u);
-  const auto& p = floor.points()[0];
+  // The end of the run of deaths has its point (as the replay has a sample there), then the marker.
+  ASSERT_EQ(floor.points().size(), 2u);
+  EXPECT_EQ(floor.points()[0].label, "deaths-1");
+  EXPECT_DOUBLE_EQ(floor.points()[0].with_bookkeeping, floor.points()[1].with_bookkeeping);
+  const auto& p = floor.points()[1];
   EXPECT_EQ(p.live, 1000u + 2 * 1024);
   EXPECT_DOUBLE_EQ(p.memory, (1000 + 2048 * 1.875) / 3048);
   EXPECT_DOUBLE_EQ(p.with_bookkeeping, (1000 + 2048 * 1.875 + 2 * 144 + 2 * 8) / 3048);
@@ -92,13 +95,32 @@ TEST(PlacementFloor, PeaksAndCohorts) {
   floor.add(born(3, LoaderKind::standard));  // a new cohort: it follows a death
   floor.add(allocate(3, 4, 4096));
   floor.add(marker("m"));
-  ASSERT_EQ(floor.points().size(), 1u);
-  const auto& p = floor.points()[0];
+  ASSERT_EQ(floor.points().size(), 2u);  // deaths-1 (before loader 3's birth), m
+  const auto& p = floor.points()[1];
   EXPECT_EQ(p.live, 1024u + 4096);
   // Cohort 1: b = 2 KiB, p = 1/2, X = 2: (2 / 0.5) * min(f(2) / 2, f(3) / 2) = 4 * 0.375.
   const double first = 1024 * PlacementFloor::space_ratio(2048, 0.5, 4096);
   EXPECT_DOUBLE_EQ(first, 1024 * 1.5);
   EXPECT_DOUBLE_EQ(p.memory, (first + 4096) / (1024 + 4096));
+}
+
+// Several deaths in a row are one run, with one point after its last death; a run that ends the
+// trace gets it from finish().
+TEST(PlacementFloor, ARunOfDeathsHasOnePointAtItsEnd) {
+  PlacementFloor floor;
+  for (std::uint64_t l = 1; l <= 3; ++l) {
+    floor.add(born(l, LoaderKind::standard));
+    floor.add(allocate(l, l, 512));
+  }
+  floor.add(dies(1));
+  floor.add(dies(2));
+  EXPECT_TRUE(floor.points().empty());
+  floor.finish();
+  ASSERT_EQ(floor.points().size(), 1u);
+  EXPECT_EQ(floor.points()[0].label, "deaths-1");
+  EXPECT_EQ(floor.points()[0].live, 512u);
+  floor.finish();  // nothing pending: no second point
+  EXPECT_EQ(floor.points().size(), 1u);
 }
 
 // The worst marker is chosen among those with at least 1 % of the largest live, as the lab's

@@ -36,7 +36,15 @@ std::uint32_t PlacementFloor::cohort_for(LoaderKind kind) {
   return slot - 1;
 }
 
+void PlacementFloor::finish() {
+  if (!deaths_pending_) return;
+  deaths_pending_ = false;
+  point("deaths-" + std::to_string(++death_runs_));
+}
+
 void PlacementFloor::add(const TraceEvent& e) {
+  if (e.type != TraceEvent::Type::dies) finish();
+  else deaths_pending_ = true;
   switch (e.type) {
     case TraceEvent::Type::born: {
       Loader l;
@@ -103,11 +111,11 @@ void PlacementFloor::add(const TraceEvent& e) {
       if (--c.alive == 0) active_.erase(std::find(active_.begin(), active_.end(), l.cohort));
       break;
     }
-    case TraceEvent::Type::marker: marker(e.label); break;
+    case TraceEvent::Type::marker: point(e.label); break;
   }
 }
 
-void PlacementFloor::marker(const std::string& label) {
+void PlacementFloor::point(const std::string& label) {
   std::uint64_t live = boot_held_;
   double need = static_cast<double>(boot_held_);
   const double page = static_cast<double>(options_.page_bytes);
@@ -143,6 +151,7 @@ std::optional<PlacementFloor::Point> placement_floor(const std::string& trace_pa
   PlacementFloor floor(options);
   TraceEvent e;
   while (reader.next(e)) floor.add(e);
+  floor.finish();
   return floor.worst();
 }
 

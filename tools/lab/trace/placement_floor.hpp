@@ -12,7 +12,8 @@
 
 namespace lab {
 
-// The placement floor of a trace (docs/placement-bound.md): at each marker, the least
+// The placement floor of a trace (docs/placement-bound.md): at each marker and at the end of each
+// run of loader deaths (where the replay samples too: "deaths-k" here), the least
 // footprint/live any allocator can expect if it keeps every block where it put it, gives memory
 // back a page at a time and cannot foresee which loaders die first. Loaders born between two runs
 // of deaths form a cohort; loaders of one kind in a cohort are taken as alike (their mean peak
@@ -36,17 +37,19 @@ class PlacementFloor {
  public:
   explicit PlacementFloor(const PlacementFloorOptions& options = {});
 
-  // Events in trace order, of a trace TraceChecker accepts.
+  // Events in trace order, of a trace TraceChecker accepts; then finish().
   void add(const TraceEvent& event);
+  // The end of the trace: a run of deaths that ends it gets its point.
+  void finish();
 
   struct Point {
-    std::string label;          // the marker's
+    std::string label;          // the marker's, or "deaths-k" after the k-th run of deaths
     std::uint64_t live = 0;     // bytes the live loaders hold, each rounded to 8
     double memory = 0;          // the floor without bookkeeping, over live
     double with_bookkeeping = 0;  // plus the loader objects and remembered dead handles
   };
-  // The marker whose floor (bookkeeping included) is highest among those whose live is at least
-  // 1 % of the largest live at a marker (the rule the lab's ratios use); none without markers.
+  // The point whose floor (bookkeeping included) is highest among those whose live is at least
+  // 1 % of the largest live at a point (the rule the lab's ratios use); none without points.
   std::optional<Point> worst() const;
   const std::vector<Point>& points() const { return points_; }
 
@@ -73,7 +76,7 @@ class PlacementFloor {
     int space;
     std::uint64_t bytes;
   };
-  void marker(const std::string& label);
+  void point(const std::string& label);
   std::uint32_t cohort_for(LoaderKind kind);
 
   PlacementFloorOptions options_;
@@ -83,6 +86,8 @@ class PlacementFloor {
   std::vector<std::uint32_t> active_;          // cohorts with live loaders
   std::uint32_t current_[3] = {};              // by LoaderKind: the open cohort's index + 1, or 0
   bool deaths_since_birth_ = false;
+  bool deaths_pending_ = false;  // the last event was a death: its run ends at the next other one
+  std::uint64_t death_runs_ = 0;
   std::uint64_t boot_held_ = 0;
   std::uint64_t live_loaders_ = 0;             // not boot
   std::uint64_t dead_ = 0;

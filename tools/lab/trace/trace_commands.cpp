@@ -129,7 +129,8 @@ int TraceCommands::record() const {
   return status != 0 ? 1 : rc;
 }
 
-// One line per marker (the figures scripts/placement-bound.py prints for it), then the worst.
+// One line per marker (the figures scripts/placement-bound.py prints for it) and per end of a run
+// of deaths (deaths-k, where the replay samples too), then the worst.
 int TraceCommands::floor() const {
   TraceReader reader(trace_);
   TraceChecker checker;
@@ -139,7 +140,8 @@ int TraceCommands::floor() const {
     checker.check(e, reader);
     floor.add(e);
   }
-  std::printf("%-10s %9s %7s %10s\n", "marker", "live MB", "floor", "+ objects");
+  floor.finish();
+  std::printf("%-10s %9s %7s %10s\n", "point", "live MB", "floor", "+ objects");
   for (const auto& p : floor.points())
     std::printf("%-10s %9.3f %7.4f %10.4f\n", p.label.c_str(), static_cast<double>(p.live) / 1e6, p.memory,
                 p.with_bookkeeping);
@@ -148,7 +150,7 @@ int TraceCommands::floor() const {
     std::printf("no marker with live data\n");
     return 0;
   }
-  std::printf("worst: %.4f with the loader objects, %.4f without (%s; markers with live >= 1 %% of the peak)\n",
+  std::printf("worst: %.4f with the loader objects, %.4f without (%s; points with live >= 1 %% of the peak)\n",
               worst->with_bookkeeping, worst->memory, worst->label.c_str());
   return 0;
 }

@@ -8,7 +8,6 @@
 #include <stdexcept>
 
 #include "output/units.hpp"
-#include "trace/trace_checker.hpp"
 #include "trace/trace_player.hpp"
 #include "trace/trace_reader.hpp"
 
@@ -154,16 +153,7 @@ std::vector<std::string> ReplayScenario::verdict(const RunResult& result) const 
 
 std::optional<PlacementFloor::Point> check_trace(const std::string& path) {
   try {
-    TraceReader reader(path);
-    TraceChecker checker;
-    PlacementFloor floor;
-    TraceEvent e;
-    while (reader.next(e)) {
-      checker.check(e, reader);
-      floor.add(e);
-    }
-    floor.finish();
-    return floor.worst();
+    return placement_floor(path);
   } catch (const std::runtime_error& e) {
     throw std::invalid_argument(e.what());
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "harness_memory.hpp"
+#include "trace/trace_checker.hpp"
 #include "trace/trace_reader.hpp"
 
 namespace lab {
@@ -146,13 +147,21 @@ std::optional<PlacementFloor::Point> PlacementFloor::worst() const {
   return *worst;
 }
 
-std::optional<PlacementFloor::Point> placement_floor(const std::string& trace_path, const PlacementFloorOptions& options) {
+PlacementFloor read_placement_floor(const std::string& trace_path, const PlacementFloorOptions& options) {
   TraceReader reader(trace_path);
+  TraceChecker checker;
   PlacementFloor floor(options);
   TraceEvent e;
-  while (reader.next(e)) floor.add(e);
+  while (reader.next(e)) {
+    checker.check(e, reader);
+    floor.add(e);
+  }
   floor.finish();
-  return floor.worst();
+  return floor;
+}
+
+std::optional<PlacementFloor::Point> placement_floor(const std::string& trace_path, const PlacementFloorOptions& options) {
+  return read_placement_floor(trace_path, options).worst();
 }
 
 }  // namespace lab

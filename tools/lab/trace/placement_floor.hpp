@@ -94,8 +94,11 @@ class PlacementFloor {
   std::vector<Point> points_;
 };
 
-// Reads the trace and returns its floor's worst point (see PlacementFloor::worst). Throws what
-// TraceReader throws.
+// Reads the whole trace, each event checked (TraceChecker) before it counts, and returns its
+// floor, finished. Throws what TraceReader and TraceChecker throw (with file:line).
+PlacementFloor read_placement_floor(const std::string& trace_path, const PlacementFloorOptions& options = {});
+
+// read_placement_floor(...).worst().
 std::optional<PlacementFloor::Point> placement_floor(const std::string& trace_path,
                                                      const PlacementFloorOptions& options = {});
 

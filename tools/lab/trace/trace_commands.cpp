@@ -11,8 +11,6 @@
 #include "trace/hotspot_import.hpp"
 #include "trace/jvm_recording.hpp"
 #include "trace/placement_floor.hpp"
-#include "trace/trace_checker.hpp"
-#include "trace/trace_reader.hpp"
 
 namespace lab {
 namespace {
@@ -132,15 +130,7 @@ int TraceCommands::record() const {
 // One line per marker (the figures scripts/placement-bound.py prints for it) and per end of a run
 // of deaths (deaths-k, where the replay samples too), then the worst.
 int TraceCommands::floor() const {
-  TraceReader reader(trace_);
-  TraceChecker checker;
-  PlacementFloor floor;
-  TraceEvent e;
-  while (reader.next(e)) {
-    checker.check(e, reader);
-    floor.add(e);
-  }
-  floor.finish();
+  const PlacementFloor floor = read_placement_floor(trace_);
   std::printf("%-10s %9s %7s %10s\n", "point", "live MB", "floor", "+ objects");
   for (const auto& p : floor.points())
     std::printf("%-10s %9.3f %7.4f %10.4f\n", p.label.c_str(), static_cast<double>(p.live) / 1e6, p.memory,

@@ -25,10 +25,6 @@ double PlacementFloor::space_ratio(double bytes_per_loader, double p, double pag
 }
 
 std::uint32_t PlacementFloor::cohort_for(LoaderKind kind) {
-  if (deaths_since_birth_) {
-    for (auto& c : current_) c = 0;
-    deaths_since_birth_ = false;
-  }
   std::uint32_t& slot = current_[static_cast<int>(kind)];
   if (slot == 0) {
     cohorts_.emplace_back();
@@ -48,15 +44,14 @@ void PlacementFloor::add(const TraceEvent& e) {
   else deaths_pending_ = true;
   switch (e.type) {
     case TraceEvent::Type::born: {
+      // Any birth after deaths, a boot loader's too (the script's rule), starts a new cohort.
+      if (deaths_since_birth_) {
+        for (auto& c : current_) c = 0;
+        deaths_since_birth_ = false;
+      }
       Loader l;
       l.boot = e.kind == LoaderKind::boot;
-      if (l.boot) {
-        // A boot loader does not open a cohort, but a birth after deaths does (the script's rule).
-        if (deaths_since_birth_) {
-          for (auto& c : current_) c = 0;
-          deaths_since_birth_ = false;
-        }
-      } else {
+      if (!l.boot) {
         l.cohort = cohort_for(e.kind);
         Cohort& c = cohorts_[l.cohort];
         if (c.alive++ == 0) active_.push_back(l.cohort);

@@ -196,6 +196,7 @@ int run_replays(ReplayScenario& replay, const ParamSet& params, const WorkloadPa
   }
   if (traces.size() == 1) {
     replay.trace = traces[0];
+    replay.floor = floors[0];
     return run_scenario(replay, params, workload, options, run, compare, {trace_stem(traces[0]), command});
   }
   TraceSummary summary;
@@ -203,6 +204,7 @@ int run_replays(ReplayScenario& replay, const ParamSet& params, const WorkloadPa
   for (std::size_t i = 0; i < traces.size(); ++i) {
     const std::string& t = traces[i];
     replay.trace = t;
+    replay.floor = floors[i];
     std::fprintf(stdout, "==== %s\n", t.c_str());
     RunResult result;
     status |= run_scenario(replay, params, workload, options, run, compare, {trace_stem(t), command, true}, &result);

@@ -174,8 +174,8 @@ std::string write_trace_summary(const TraceSummary& summary, const std::string& 
     std::vector<std::vector<std::string>> fl = {
         {"trace", "placement floor", "of it: memory", "of it: loader objects and dead handles", "at"}};
     for (const auto& f : summary.floors)
-      fl.push_back({f.trace, format_ratio3(f.with_bookkeeping), format_ratio3(f.memory),
-                    format_ratio3(f.with_bookkeeping - f.memory), f.marker});
+      fl.push_back({f.trace, format_ratio3(f.worst.with_bookkeeping), format_ratio3(f.worst.memory),
+                    format_ratio3(f.worst.bookkeeping()), f.worst.label});
     html.heading("Placement floor");
     html.paragraph("The least footprint/live an allocator that keeps every block where it put it, gives memory back "
                    "a page at a time and cannot foresee which loaders die first can expect at the trace's worst "

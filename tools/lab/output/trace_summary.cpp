@@ -82,7 +82,7 @@ void TraceSummary::add(const std::string& trace, const RunResult& result) {
 }
 
 void TraceSummary::add_floor(const std::string& trace, const PlacementFloor::Point& worst) {
-  floors.push_back({trace, worst.with_bookkeeping, worst.memory, worst.label});
+  floors.push_back({trace, worst});
 }
 
 const TraceFloor* TraceSummary::floor_of(const std::string& trace) const {
@@ -113,8 +113,8 @@ std::string TraceSummary::format() const {
     if (last_of_trace)
       if (const TraceFloor* f = floor_of(r.trace))
         out += fmt::format("{:<26} {:<12} {:>9} {:>10} {:>12}   (placement floor, at '{}')\n",
-                           r.trace, "floor", format_ratio3(f->with_bookkeeping), format_ratio3(f->memory),
-                           format_ratio3(f->with_bookkeeping - f->memory), f->marker);
+                           r.trace, "floor", format_ratio3(f->worst.with_bookkeeping),
+                           format_ratio3(f->worst.memory), format_ratio3(f->worst.bookkeeping()), f->worst.label);
   }
   out += "f/l = footprint/live (samples with live >= 1 % of the trace's peak), at its worst sample = memory "
          "(committed/live) + bookkeeping (the library's overhead/live); at HS max = at the marker where "
@@ -148,7 +148,7 @@ std::string TraceSummary::markdown() const {
     for (const auto& h : hotspot)
       if (h.trace == t) own = format_ratio3(h.max_own), live = format_ratio3(h.max_live);
     const TraceFloor* f = floor_of(t);
-    out += " " + own + " | " + live + " | " + (f ? format_ratio3(f->with_bookkeeping) : "-") + " |\n";
+    out += " " + own + " | " + live + " | " + (f ? format_ratio3(f->worst.with_bookkeeping) : "-") + " |\n";
   }
   out += "\n" + goal_line();
   out += "\nPer trace and backend (f/l = footprint/live, at its worst sample = memory (committed/live) + "
@@ -173,8 +173,8 @@ std::string TraceSummary::goal_line() const {
     if (r.max_footprint_live <= kRealTraceGoal) continue;
     std::string floor;
     if (const TraceFloor* f = floor_of(r.trace))
-      floor = fmt::format(" (floor {}{})", format_ratio3(f->with_bookkeeping),
-                          f->with_bookkeeping > kRealTraceGoal ? ": above the goal itself" : "");
+      floor = fmt::format(" (floor {}{})", format_ratio3(f->worst.with_bookkeeping),
+                          f->worst.with_bookkeeping > kRealTraceGoal ? ": above the goal itself" : "");
     missed += fmt::format("{}{} {}{}", missed.empty() ? "" : ", ", r.trace, format_ratio3(r.max_footprint_live), floor);
   }
   if (judged == 0) return "";
@@ -201,9 +201,9 @@ nlohmann::json TraceSummary::to_json() const {
   j["placement_floor"] = nlohmann::json::array();
   for (const auto& f : floors)
     j["placement_floor"].push_back({{"trace", f.trace},
-                                    {"with_bookkeeping", number(f.with_bookkeeping)},
-                                    {"memory", number(f.memory)},
-                                    {"marker", f.marker}});
+                                    {"with_bookkeeping", number(f.worst.with_bookkeeping)},
+                                    {"memory", number(f.worst.memory)},
+                                    {"marker", f.worst.label}});
   for (const auto& h : hotspot)
     j["hotspot"].push_back({{"trace", h.trace},
                             {"max_committed_used", number(h.max_own)},

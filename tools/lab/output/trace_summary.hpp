@@ -40,9 +40,7 @@ struct TraceHotSpot {
 // where elastic misses the goal, what part of the miss any such allocator would share.
 struct TraceFloor {
   std::string trace;
-  double with_bookkeeping = 0;  // loader objects and remembered dead handles included
-  double memory = 0;
-  std::string marker;  // the point: a marker's label or deaths-k (after the k-th run of deaths)
+  PlacementFloor::Point worst;
 };
 
 struct TraceSummary {

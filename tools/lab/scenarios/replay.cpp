@@ -110,14 +110,17 @@ std::string ReplayScenario::summary(const RunResult& result) const {
 
 std::vector<std::string> ReplayScenario::verdict(const RunResult& result) const {
   std::vector<std::string> lines;
-  // What no allocator that keeps blocks in place could beat here (the trace was checked before
-  // any backend ran, so reading it again should not fail; if it does, the line says why).
+  // What no allocator that keeps blocks in place could beat here: found by run_replays in the pass
+  // that checked the trace, or read here (a caller that did not check it; if the trace cannot be
+  // read, the line says why).
   try {
-    if (const auto floor = trace.empty() ? std::nullopt : placement_floor(trace))
+    std::optional<PlacementFloor::Point> found = floor;
+    if (!found && !trace.empty()) found = placement_floor(trace);
+    if (found)
       lines.push_back(fmt::format("placement floor of the trace (docs/placement-bound.md): {} at '{}' "
                                   "({} memory + {} loader objects and dead handles)",
-                                  format_ratio3(floor->with_bookkeeping), floor->label, format_ratio3(floor->memory),
-                                  format_ratio3(floor->with_bookkeeping - floor->memory)));
+                                  format_ratio3(found->with_bookkeeping), found->label, format_ratio3(found->memory),
+                                  format_ratio3(found->bookkeeping())));
   } catch (const std::exception& e) {
     lines.push_back(fmt::format("placement floor of the trace: not computed ({})", e.what()));
   }

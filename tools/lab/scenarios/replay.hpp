@@ -34,6 +34,9 @@ class ReplayScenario : public Scenario {
   // Samples are thinned beyond this: after every max_samples samples kept, only every second
   // candidate of the ones before is (1 M loader deaths give ~9 * max_samples samples, not 1 M).
   std::size_t max_samples = 5000;
+  // The trace's placement floor, when the caller has it already (run_replays finds it in the pass
+  // that checks the trace); verdict() reads the trace for it otherwise.
+  std::optional<PlacementFloor::Point> floor;
 };
 
 // Reads the whole trace once, without a backend: a trace that cannot be read is reported once,

@@ -47,6 +47,7 @@ class PlacementFloor {
     std::uint64_t live = 0;     // bytes the live loaders hold, each rounded to 8
     double memory = 0;          // the floor without bookkeeping, over live
     double with_bookkeeping = 0;  // plus the loader objects and remembered dead handles
+    double bookkeeping() const { return with_bookkeeping - memory; }  // their share of it
   };
   // The point whose floor (bookkeeping included) is highest among those whose live is at least
   // 1 % of the largest live at a point (the rule the lab's ratios use); none without points.

@@ -71,11 +71,20 @@ Chunk* ChunkManager::get_uncommitted_chunk(int level) {
 Chunk* ChunkManager::take_chunk_locked(int preferred_level, int max_level,
                                        size_t min_committed_bytes) {
   verify_sometimes_locked();
-  // Headers for a new root chunk and a split down to any level, promised before anything changes.
-  if (!pool_.reserve(static_cast<size_t>(geometry_.levels()) + 1)) return nullptr;
+  // The headers a split needs (one per level it goes down; a new root chunk one more) are
+  // promised before anything changes, and no more: a spare header held in the pool sits in some
+  // slab page and can be what keeps it (reserving for a split to any level kept 14 per space).
   Chunk* c = take_free_chunk_locked(preferred_level, max_level, min_committed_bytes);
-  if (c == nullptr) c = new_root_chunk_locked();
-  if (c == nullptr) return nullptr;
+  if (c != nullptr) {
+    if (!pool_.reserve(static_cast<size_t>(std::max(preferred_level - int{c->level}, 0)))) {
+      free_lists_.add(c);
+      return nullptr;
+    }
+  } else {
+    if (!pool_.reserve(static_cast<size_t>(preferred_level) + 1)) return nullptr;
+    c = new_root_chunk_locked();
+    if (c == nullptr) return nullptr;
+  }
   if (c->level < preferred_level) {
     RootChunkArea::split(c, preferred_level, pool_, free_lists_);
   }

@@ -177,6 +177,51 @@ TEST(ChunkManagerErrors, ReserveFailureIsReported) {
   EXPECT_TRUE(space.consistent());
 }
 
+// The headers a split needs are reserved after the free chunk to split is found, and only that
+// many: when the bookkeeping refuses them, the chunk goes back to its free list unchanged.
+TEST(ChunkManagerErrors, RefusedHeadersLeaveTheFreeChunkToSplitInItsList) {
+  Space space{SpaceConfig{}};
+  Chunk* a = space.chunks.get_chunk(3, 3, 0);
+  ASSERT_NE(a, nullptr) << ms_last_error_text();
+  ASSERT_EQ(space.chunks.return_chunk(a), MS_OK);
+  ASSERT_EQ(space.free_chunks(0), 1u) << "merged back into its root";
+  const size_t headers = space.bookkeeping.live_allocations();
+  {
+    FaultGuard fault(os::FaultPoint::kBookkeeping, 1);
+    EXPECT_EQ(space.chunks.get_chunk(5, 5, 0), nullptr);
+    EXPECT_EQ(ms_last_error(), MS_ERR_OUT_OF_MEMORY);
+  }
+  EXPECT_TRUE(space.consistent());
+  EXPECT_EQ(space.chunks_in_use(), 0u);
+  EXPECT_EQ(space.free_chunks(), 1u);
+  EXPECT_EQ(space.free_chunks(0), 1u) << "the root is back in its list, not split";
+  EXPECT_EQ(space.bookkeeping.live_allocations(), headers) << "no header kept";
+  EXPECT_EQ(space.root_chunks_carved(), 1u);
+  Chunk* c = space.chunks.get_chunk(5, 5, 0);
+  ASSERT_NE(c, nullptr) << ms_last_error_text();
+  EXPECT_EQ(c->base, a->base) << "the same root, split now";
+  EXPECT_EQ(space.chunks.return_chunk(c), MS_OK);
+  EXPECT_TRUE(space.consistent());
+}
+
+// No free chunk: the headers of a new root chunk and its split are reserved before the root is
+// carved, so a refusal carves nothing.
+TEST(ChunkManagerErrors, RefusedHeadersCarveNoRootChunk) {
+  Space space{SpaceConfig{}};
+  {
+    FaultGuard fault(os::FaultPoint::kBookkeeping, 3);
+    EXPECT_EQ(space.chunks.get_chunk(4, 4, 0), nullptr);
+    EXPECT_EQ(ms_last_error(), MS_ERR_OUT_OF_MEMORY);
+  }
+  EXPECT_TRUE(space.consistent());
+  EXPECT_EQ(space.root_chunks_carved(), 0u);
+  EXPECT_EQ(space.chunks_in_use() + space.free_chunks(), 0u);
+  Chunk* c = space.chunks.get_chunk(4, 4, 0);
+  ASSERT_NE(c, nullptr) << ms_last_error_text();
+  EXPECT_EQ(space.chunks.return_chunk(c), MS_OK);
+  EXPECT_TRUE(space.consistent());
+}
+
 TEST(ChunkManagerErrors, ReturningAnUnmergedChunkTwiceIsRefused) {
   SpaceConfig config;
   config.reclaim = MS_RECLAIM_NONE;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
 #include "support/layer_fixtures.hpp"
 
@@ -63,6 +64,25 @@ TEST_F(ChunkManagerTest, FirstChunkCarvesARootAndSplitsIt) {
   EXPECT_EQ(space_.free_chunks(1), 1u);
   EXPECT_EQ(space_.chunks_in_use(), 1u);
   std::memset(c->base, 0x42, c->committed_bytes);
+}
+
+// Every header the space holds belongs to a chunk: a take reserves the headers its split needs and
+// no spares (14 spares per space, one for each level, once kept a slab page).
+TEST_F(ChunkManagerTest, NoSpareHeadersAreKept) {
+  auto headers_match_chunks = [&] {
+    return space_.bookkeeping.live_allocations() ==
+           space_.chunks_in_use() + space_.free_chunks();
+  };
+  std::vector<Chunk*> taken;
+  for (int level : {3, 12, 7, 12, 0, 9, 5}) {
+    taken.push_back(get(level));
+    EXPECT_TRUE(headers_match_chunks()) << "after a chunk of level " << level << ": "
+                                        << space_.bookkeeping.live_allocations() << " headers";
+  }
+  for (Chunk* c : taken) {
+    give_back(c);
+    EXPECT_TRUE(headers_match_chunks());
+  }
 }
 
 TEST_F(ChunkManagerTest, UncommittedChunksAreTakenAtTheLevelBeforeSplittingLarger) {

@@ -54,7 +54,11 @@ void* SlabAllocator::allocate(size_t bytes) {
   int c = class_of(bytes);
   size_t slab_object_limit = (page - kSlabHeaderBytes) / 2;
   void* result;
-  if (c < 0 || kClassBytes[c] > slab_object_limit) {
+  if (c >= kFirstSharedClass && kClassBytes[c] <= slab_object_limit) {
+    result = allocate_shared(c);
+    if (result == nullptr) return nullptr;
+    class_objects_[c]++;
+  } else if (c < 0 || kClassBytes[c] > slab_object_limit) {
     result = pages_.allocate_pages(align_up(bytes, page) / page);
     if (result == nullptr) return nullptr;
     large_pages_ += align_up(bytes, page) / page;
@@ -97,7 +101,10 @@ void SlabAllocator::free(void* p, size_t bytes) {
   int c = class_of(bytes);
   live_allocations_--;
   allocated_bytes_ -= bytes;
-  if (c < 0 || kClassBytes[c] > (page - kSlabHeaderBytes) / 2) {
+  if (c >= kFirstSharedClass && kClassBytes[c] <= (page - kSlabHeaderBytes) / 2) {
+    class_objects_[c]--;
+    free_shared(p, c);
+  } else if (c < 0 || kClassBytes[c] > (page - kSlabHeaderBytes) / 2) {
     pages_.free_pages(static_cast<char*>(p), align_up(bytes, page) / page);
     large_pages_ -= align_up(bytes, page) / page;
   } else {
@@ -123,6 +130,70 @@ void SlabAllocator::free(void* p, size_t bytes) {
   update_committed();
 }
 
+void SlabAllocator::push_shared_free(SharedFree* f, int c) {
+  __atomic_store_n(&f->next, shared_free_[c], __ATOMIC_RELAXED);  // the first word: see allocate()
+  f->prev = nullptr;
+  f->check = kSharedFreeCheck + static_cast<uintptr_t>(c);
+  if (shared_free_[c] != nullptr) shared_free_[c]->prev = f;
+  shared_free_[c] = f;
+}
+
+void SlabAllocator::unlink_shared_free(SharedFree* f, int c) {
+  SharedFree* next = __atomic_load_n(&f->next, __ATOMIC_RELAXED);
+  if (f->prev != nullptr) {
+    __atomic_store_n(&f->prev->next, next, __ATOMIC_RELAXED);
+  } else {
+    shared_free_[c] = next;
+  }
+  if (next != nullptr) next->prev = f->prev;
+}
+
+void* SlabAllocator::allocate_shared(int c) {
+  size_t size = kClassBytes[c];
+  if (SharedFree* f = shared_free_[c]) {
+    unlink_shared_free(f, c);
+    slab_of(f)->used++;
+    return f;
+  }
+  size_t page = pages_.page_bytes();
+  if (bump_page_ == nullptr || page - bump_page_->carved < size) {
+    // The old bump page keeps what it could not fit (less than 2 016 bytes) until it empties.
+    // (Carving that rest into free objects of smaller classes changed no lab trace's figures.)
+    char* p = pages_.allocate_page();
+    if (p == nullptr) return nullptr;
+    bump_page_ = reinterpret_cast<Slab*>(p);
+    *bump_page_ = Slab{nullptr, nullptr, nullptr, kSharedPage, 0,
+                       static_cast<uint32_t>(kSlabHeaderBytes), 0};
+    shared_pages_++;
+  }
+  void* result = reinterpret_cast<char*>(bump_page_) + bump_page_->carved;
+  bump_page_->carved += static_cast<uint32_t>(size);
+  bump_page_->used++;
+  return result;
+}
+
+void SlabAllocator::free_shared(void* p, int c) {
+  Slab* s = slab_of(p);
+  MS_ASSERT(s->size_class == kSharedPage && s->used > 0,
+            "%p freed as a %u-byte object into a page of class %u", p, kClassBytes[c],
+            s->size_class);
+  push_shared_free(static_cast<SharedFree*>(p), c);
+  if (--s->used > 0) return;
+  // Every object carved from the page is free now: off their lists, and the page goes back.
+  char* base = reinterpret_cast<char*>(s);
+  for (size_t at = kSlabHeaderBytes; at < s->carved;) {
+    auto* f = reinterpret_cast<SharedFree*>(base + at);
+    int fc = static_cast<int>(f->check - kSharedFreeCheck);
+    MS_ASSERT(fc >= kFirstSharedClass && fc < kClasses, "shared page %p: object at %zu is %#lx",
+              (void*)s, at, (unsigned long)f->check);
+    unlink_shared_free(f, fc);
+    at += kClassBytes[fc];
+  }
+  if (bump_page_ == s) bump_page_ = nullptr;
+  shared_pages_--;
+  pages_.free_pages(base, 1);
+}
+
 size_t SlabAllocator::class_bytes(size_t bytes) {
   int c = class_of(bytes);
   return c < 0 ? 0 : kClassBytes[c];
@@ -135,7 +206,7 @@ size_t SlabAllocator::Usage::slab_objects() const {
 }
 
 size_t SlabAllocator::Usage::pages() const {
-  size_t pages = large_pages + empty_pages;
+  size_t pages = large_pages + empty_pages + shared_pages;
   for (int i = 0; i < class_count; i++) pages += classes[i].pages;
   return pages;
 }
@@ -146,12 +217,17 @@ SlabAllocator::Usage SlabAllocator::usage() const {
   u.page_bytes = pages_.page_bytes();
   size_t slab_pages = 0;
   for (int c = 0; c < kClasses; c++) {
-    if (class_slabs_[c] == 0) continue;
-    u.classes[u.class_count++] = {kClassBytes[c], class_objects_[c], class_slabs_[c]};
-    slab_pages += class_slabs_[c];
+    if (class_slabs_[c] != 0) {
+      u.classes[u.class_count++] = {kClassBytes[c], class_objects_[c], class_slabs_[c]};
+      slab_pages += class_slabs_[c];
+    } else if (class_objects_[c] != 0) {
+      u.shared_classes[u.shared_class_count++] = {kClassBytes[c], class_objects_[c], 0};
+    }
   }
+  u.shared_pages = shared_pages_;
   u.large_pages = large_pages_;
-  u.empty_pages = pages_.committed_bytes() / u.page_bytes - slab_pages - large_pages_;
+  u.empty_pages =
+      pages_.committed_bytes() / u.page_bytes - slab_pages - large_pages_ - shared_pages_;
   return u;
 }
 
@@ -195,8 +271,23 @@ bool SlabAllocator::verify() const {
     class_objects += class_objects_[c];
   }
   MS_VERIFY(class_slabs == slabs_, "%zu slabs by class, %zu in all", class_slabs, slabs_);
+  for (int c = kFirstSharedClass; c < kClasses; c++) {
+    const SharedFree* prev = nullptr;
+    for (const SharedFree* f = shared_free_[c]; f != nullptr;
+         prev = f, f = __atomic_load_n(&f->next, __ATOMIC_RELAXED)) {
+      const Slab* s = slab_of(const_cast<SharedFree*>(f));
+      MS_VERIFY(pages_.contains(f) && s->size_class == kSharedPage &&
+                    f->check == kSharedFreeCheck + static_cast<uintptr_t>(c) && f->prev == prev,
+                "free %u-byte object %p: not on a shared page, or its links are broken",
+                kClassBytes[c], (const void*)f);
+      MS_VERIFY(s->used > 0, "free object %p on an empty shared page", (const void*)f);
+    }
+  }
+  MS_VERIFY(bump_page_ == nullptr || bump_page_->size_class == kSharedPage,
+            "the bump page %p is not a shared page", (const void*)bump_page_);
   MS_VERIFY(class_objects <= live_allocations_ &&
-                (class_slabs + large_pages_) * pages_.page_bytes() <= pages_.committed_bytes(),
+                (class_slabs + large_pages_ + shared_pages_) * pages_.page_bytes() <=
+                    pages_.committed_bytes(),
             "%zu slab objects of %zu live, %zu slab and %zu large pages in %zu committed bytes",
             class_objects, live_allocations_, class_slabs, large_pages_,
             pages_.committed_bytes());

@@ -1,10 +1,20 @@
 // Layer 1½: the allocator of the library's own structures (chunk headers, commit masks, loader
 // objects, free-block structures), carved from pages of a PageStore.
 //
-// Small objects come from slabs: one page holds objects of one size class behind a 48-byte
-// header, with a free list through the freed objects. A slab whose last object is freed gives its
-// page back to the store at once (which uncommits it in purge(), or at once under the
-// aggressive policy). Objects larger than the largest class take whole pages.
+// Small objects (up to 256 bytes: chunk headers, loader objects) come from slabs: one page holds
+// objects of one size class behind a 48-byte header, with a free list through the freed objects.
+// A slab whose last object is freed gives its page back to the store at once (which uncommits it
+// in purge(), or at once under the aggressive policy).
+//
+// Larger structures (304 to 2 016 bytes: arenas, free-block structures, medium bins, a shared
+// loader's windows, dead handles' storage) are few per metaspace and of many sizes, so they share
+// pages ("shared pages"): a page is carved by a bump pointer in objects of any of these classes,
+// and a freed one waits on its class's list (linked through the object itself, across pages)
+// for the next request of that class. With a slab per class, one object of each held a page of
+// its own: at the lab's ml-10-20-60 worst sample four pages held eight arenas (304 bytes), the
+// boot loader's free-block structure (672) and its medium bins (2 016). A shared page goes back
+// when its last object is freed (its free objects leave their lists: a walk of at most 13).
+// Objects larger than half a page take whole pages.
 //
 // Every allocation goes through allocate(), which first asks the kBookkeeping fault point, so
 // tests can make any bookkeeping allocation fail; callers turn null into MS_ERR_OUT_OF_MEMORY
@@ -99,6 +109,8 @@ class SlabAllocator {
 
   static constexpr size_t kLargestSlabObject = 2016;
   static constexpr int kClasses = 27;
+  // Classes from this one on (304 bytes and up) live on shared pages.
+  static constexpr int kFirstSharedClass = 16;
 
   // Where the committed pages are, for the statistics' breakdown of overhead: per size class in
   // use its objects and slab pages, the pages of objects above the largest class, and empty
@@ -111,6 +123,10 @@ class SlabAllocator {
   struct Usage {
     ClassUsage classes[kClasses];  // the first `class_count` are the classes with a slab
     int class_count;
+    // The classes with objects on shared pages (their `pages` is 0), and those pages.
+    ClassUsage shared_classes[kClasses];
+    int shared_class_count;
+    size_t shared_pages;
     size_t large_pages;
     size_t empty_pages;
     size_t page_bytes;
@@ -138,6 +154,19 @@ class SlabAllocator {
   static const uint32_t kClassBytes[kClasses];
 
   static int class_of(size_t bytes);
+  // A page's header says "shared page" with this class.
+  static constexpr uint32_t kSharedPage = kClasses;
+  // A free object on a shared page: its class's list links, and a check word.
+  struct SharedFree {
+    SharedFree* next;  // first word: accessed atomically, as every object's first word
+    SharedFree* prev;
+    uintptr_t check;   // kSharedFreeCheck + class
+  };
+  static constexpr uintptr_t kSharedFreeCheck = 0x5ea4ed0000;
+  void* allocate_shared(int c);
+  void free_shared(void* p, int c);
+  void push_shared_free(SharedFree* f, int c);
+  void unlink_shared_free(SharedFree* f, int c);
   Slab* slab_of(void* p) const {
     return reinterpret_cast<Slab*>(reinterpret_cast<uintptr_t>(p) & ~(pages_.page_bytes() - 1));
   }
@@ -152,6 +181,9 @@ class SlabAllocator {
   size_t class_slabs_[kClasses] = {};    // slabs per class
   size_t class_objects_[kClasses] = {};  // objects handed out per class
   size_t large_pages_ = 0;               // pages of objects above the largest class
+  SharedFree* shared_free_[kClasses] = {};  // per class from kFirstSharedClass: freed objects
+  Slab* bump_page_ = nullptr;               // the shared page new objects are carved from
+  size_t shared_pages_ = 0;
   size_t live_allocations_ = 0;
   size_t allocated_bytes_ = 0;
   std::atomic<size_t> committed_bytes_{0};

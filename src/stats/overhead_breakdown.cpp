@@ -62,6 +62,19 @@ std::vector<OverheadRow> overhead_rows(const BookkeepingUsage& u) {
     const SlabAllocator::ClassUsage& c = s.classes[i];
     add(class_label(c.object_bytes), c.pages * s.page_bytes, c.objects, c.pages);
   }
+  if (s.shared_pages > 0) {
+    // One row for the shared pages, naming what they hold: "shared pages: loader arenas, class
+    // arenas (304 B) x 8; free-block structures (672 B) x 1".
+    std::string what = "shared pages:";
+    size_t objects = 0;
+    for (int i = 0; i < s.shared_class_count; i++) {
+      const SlabAllocator::ClassUsage& c = s.shared_classes[i];
+      what += (i == 0 ? " " : "; ") + class_label(c.object_bytes) + " x " +
+              std::to_string(c.objects);
+      objects += c.objects;
+    }
+    add(std::move(what), s.shared_pages * s.page_bytes, objects, s.shared_pages);
+  }
   add("objects of whole pages (dead handles, ...)", s.large_pages * s.page_bytes, 0,
       s.large_pages);
   add("empty slab pages until the next purge", s.empty_pages * s.page_bytes, 0, s.empty_pages);

@@ -122,6 +122,90 @@ TEST(SlabAllocator, SmallBookkeepingHoldsNoBitmapPage) {
   EXPECT_EQ(slabs.committed_bytes(), 0u);
 }
 
+// Structures of 304 bytes and more share pages whatever their size: the sizes a metaspace makes
+// one or two of (arenas, a free-block structure, its medium bins) take one page, not one each.
+TEST(SlabAllocator, LargerStructuresOfEverySizeShareAPage) {
+  SlabAllocator slabs({.reserve_bytes = 64 * MiB, .return_at_once = true});
+  const size_t sizes[] = {304, 672, 2016, 300};  // arenas, free blocks, medium bins, arenas
+  std::vector<void*> v;
+  for (size_t bytes : sizes) {
+    v.push_back(slabs.allocate(bytes));
+    ASSERT_NE(v.back(), nullptr);
+    std::memset(v.back(), 0x33, bytes);
+  }
+  EXPECT_EQ(slabs.committed_bytes(), 4096u) << "one page for 3 292 bytes";
+  SlabAllocator::Usage u = slabs.usage();
+  EXPECT_EQ(u.shared_pages, 1u);
+  EXPECT_EQ(u.class_count, 0) << "no slab of their own";
+  ASSERT_EQ(u.shared_class_count, 3);
+  EXPECT_EQ(u.shared_classes[0].object_bytes, 304u);
+  EXPECT_EQ(u.shared_classes[0].objects, 2u);
+  EXPECT_EQ(u.pages(), 1u);
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+
+  // A freed object serves the next request of its class, in place.
+  slabs.free(v[1], 672);
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+  EXPECT_EQ(slabs.allocate(600), v[1]);
+  // The page goes back with its last object, free objects and all.
+  for (size_t i = 0; i < v.size(); i++) slabs.free(v[i], sizes[i] == 672 ? 600 : sizes[i]);
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+  EXPECT_EQ(slabs.committed_bytes(), 0u);
+  EXPECT_EQ(slabs.usage().shared_pages, 0u);
+  // And a fresh page after it is clean: the lists forgot the page's objects.
+  void* again = slabs.allocate(2016);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(slabs.committed_bytes(), 4096u);
+  slabs.free(again, 2016);
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+}
+
+// Random structures of the shared sizes, freed in random order: objects never overlap (each
+// keeps its pattern until freed), the lists stay sound after every step, and every page goes
+// back at the end.
+TEST(SlabAllocator, SharedPagesUnderRandomChurn) {
+  SlabAllocator slabs({.reserve_bytes = 64 * MiB, .return_at_once = false});
+  struct Object {
+    unsigned char* p;
+    size_t bytes;
+    unsigned char pattern;
+  };
+  std::vector<Object> live;
+  uint64_t x = 88172645463325252ull;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  auto check_and_free = [&](size_t i) {
+    Object o = live[i];
+    for (size_t k = 0; k < o.bytes; k++) ASSERT_EQ(o.p[k], o.pattern) << "object " << (void*)o.p;
+    slabs.free(o.p, o.bytes);
+    live[i] = live.back();
+    live.pop_back();
+  };
+  for (int step = 0; step < 6000; step++) {
+    if (live.size() < 200 && next() % 3 != 0) {
+      size_t bytes = 257 + next() % (2016 - 257 + 1);
+      auto* p = static_cast<unsigned char*>(slabs.allocate(bytes));
+      ASSERT_NE(p, nullptr);
+      unsigned char pattern = static_cast<unsigned char>(step);
+      std::memset(p, pattern, bytes);
+      live.push_back({p, bytes, pattern});
+    } else if (!live.empty()) {
+      check_and_free(next() % live.size());
+    }
+    if (step % 50 == 0) ASSERT_TRUE(slabs.verify()) << ms_last_error_text();
+  }
+  while (!live.empty()) check_and_free(live.size() - 1);
+  EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+  EXPECT_EQ(slabs.usage().shared_pages, 0u);
+  EXPECT_EQ(slabs.live_allocations(), 0u);
+  slabs.purge();
+  EXPECT_EQ(slabs.committed_bytes(), 0u);
+}
+
 struct Rss {
   size_t before, touched, freed, purged;
 };

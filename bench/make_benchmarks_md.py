@@ -42,7 +42,7 @@ ROWS = [
     ("alloc_cold/mix", "allocate, size mix, fresh memory (first-touch faults)", "ns/block"),
     ("free", "premature deallocation (size mix)", "ns/block"),
     ("reuse", "allocate again from the freed blocks", "ns/block"),
-    ("chunk_turnover", "2 KiB requests, micro loader: a new chunk for each", "ns/block"),
+    ("chunk_turnover", "64 KiB requests, micro loader: a new chunk for each", "ns/block"),
     ("loader_empty", "loader create + destroy, empty", "ns/loader"),
     ("loader_1000", "loader create + 1 000 blocks + destroy", "ns/loader"),
     ("destroy_1000", "loader destroy holding 1 000 blocks", "ns/loader"),

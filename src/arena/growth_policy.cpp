@@ -20,8 +20,9 @@ const std::vector<size_t>& GrowthPolicy::default_sequence(ms_loader_kind_t kind,
                                                      16 * KiB, 32 * KiB, 64 * KiB};
   static const std::vector<size_t> boot_nonclass = {4 * MiB, 1 * MiB};
   static const std::vector<size_t> boot_class = {256 * KiB};
-  static const std::vector<size_t> micro_nonclass = {1 * KiB};
-  static const std::vector<size_t> micro_class = {1 * KiB};
+  static const std::vector<size_t> micro_nonclass = {1 * KiB,  2 * KiB,  4 * KiB, 8 * KiB,
+                                                     16 * KiB, 32 * KiB, 64 * KiB};
+  static const std::vector<size_t> micro_class = {1 * KiB, 2 * KiB, 4 * KiB, 8 * KiB, 16 * KiB};
   bool klass = space == MS_SPACE_CLASS;
   switch (kind) {
     case MS_LOADER_BOOT: return klass ? boot_class : boot_nonclass;

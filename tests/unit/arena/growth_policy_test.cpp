@@ -28,14 +28,23 @@ TEST(GrowthPolicy, SequencesArePowersOfTwoAndNeverMoreThanDouble) {
   }
 }
 
-TEST(GrowthPolicy, MicroNeverGrowsAndStaysBelowAPage) {
+// A graduated micro loader starts with the smallest chunk, then doubles at every chunk up to a
+// cap below the standard loaders'.
+TEST(GrowthPolicy, MicroStartsAtTheSmallestChunkThenDoubles) {
   ChunkGeometry geometry(4 * MiB);
   for (ms_space_t space : kSpaces) {
     GrowthPolicy p = GrowthPolicy::for_loader(MS_LOADER_MICRO, space, geometry);
-    int first = p.level_at(0);
-    for (size_t i = 1; i < 50; i++) EXPECT_EQ(p.level_at(i), first) << "space " << space;
-    // The smallest possible granule is a page: a micro loader must not need a granule of its own.
-    EXPECT_LE(geometry.bytes(first), 4 * KiB);
+    // The smallest possible granule is a page: a micro loader's first chunk must not need a
+    // granule of its own.
+    EXPECT_EQ(geometry.bytes(p.level_at(0)), kMinChunkBytes) << "space " << space;
+    for (size_t i = 1; i < p.steps(); i++) {
+      EXPECT_EQ(geometry.bytes(p.level_at(i)), 2 * geometry.bytes(p.level_at(i - 1)))
+          << "space " << space << " step " << i;
+    }
+    EXPECT_GE(p.steps(), 5u) << "it grows";
+    EXPECT_EQ(p.level_at(p.steps() - 1), p.level_at(1000)) << "and stops";
+    const std::vector<size_t>& standard = GrowthPolicy::default_sequence(MS_LOADER_STANDARD, space);
+    EXPECT_LE(geometry.bytes(p.level_at(1000)), standard.back());
   }
 }
 

@@ -92,7 +92,7 @@ Chunk* ChunkManager::take_chunk_locked(int preferred_level, int max_level,
   c->used_bytes = 0;
   // Only in-use chunks record their start (ChunkStartTable: free chunks' starts kept pages of
   // slots for nothing). Enlarging in place keeps the base, so the start stays right.
-  c->node->chunk_starts().set(c->base, c);
+  c->node->chunk_starts().set(c->base, c->bytes, c);
   return c;
 }
 
@@ -264,7 +264,10 @@ ms_error_t ChunkManager::uncommit_locked(Chunk* c) {
 bool ChunkManager::attempt_enlarge(Chunk* c) {
   if (!policy_.merge) return false;
   std::lock_guard<std::mutex> guard(lock_);
-  return RootChunkArea::enlarge(c, geometry_, pool_, free_lists_);
+  if (!RootChunkArea::enlarge(c, geometry_, pool_, free_lists_)) return false;
+  // A whole root area records its start apart (ChunkStartTable, "Root chunks").
+  if (c->level == 0) c->node->chunk_starts().set_root_start(c->base, c);
+  return true;
 }
 
 // Where purge's time goes (measured, 1 M micro loaders): with all of them alive and

@@ -11,12 +11,14 @@ namespace metaspace {
 
 void ChunkStartTable::init(const char* base, size_t range_bytes, size_t unit_bytes,
                            size_t root_bytes, Slot* slots, uint16_t* page_states,
-                           NodeBookkeeping* header, bool return_at_once) {
+                           Slot* root_slots, NodeBookkeeping* header, bool return_at_once) {
   MS_ASSERT(slots_ == nullptr && is_aligned(slots, os::page_size()),
             "chunk start table set up twice or misaligned at %p", (void*)slots);
   base_ = base;
   slots_ = slots;
   page_states_ = page_states;
+  root_slots_ = root_slots;
+  areas_ = range_bytes / root_bytes;
   header_ = header;
   committed_ = header->committed_counter();
   return_at_once_ = return_at_once;
@@ -67,15 +69,47 @@ ChunkStartTable::Slot ChunkStartTable::encode(const Chunk* c) const {
   return static_cast<Slot>(static_cast<size_t>(h - header_base_) >> kHeaderShift);
 }
 
-void ChunkStartTable::set(const char* chunk_base, Chunk* c) {
+void ChunkStartTable::set(const char* chunk_base, size_t chunk_bytes, Chunk* c) {
+  MS_ASSERT(c != nullptr, "set() records a chunk; clear() forgets one");
+  if (chunk_bytes == size_t{1} << root_shift_) {
+    MS_ASSERT(is_area_base(chunk_base), "root chunk at %p off its area", (const void*)chunk_base);
+    Slot* r = &root_slots_[area_of(chunk_base)];
+    header_->touch(r, sizeof(Slot));
+    __atomic_store_n(r, encode(c), __ATOMIC_RELEASE);
+    return;
+  }
+  store_slot(index(chunk_base), encode(c));
+}
+
+void ChunkStartTable::clear(const char* chunk_base) {
+  if (is_area_base(chunk_base)) {
+    Slot* r = &root_slots_[area_of(chunk_base)];
+    if (__atomic_load_n(r, __ATOMIC_RELAXED) != 0) {
+      __atomic_store_n(r, Slot{0}, __ATOMIC_RELEASE);
+      return;
+    }
+  }
+  store_slot(index(chunk_base), 0);
+}
+
+void ChunkStartTable::set_root_start(const char* chunk_base, Chunk* c) {
   size_t i = index(chunk_base);
+  MS_ASSERT(is_area_base(chunk_base) && __atomic_load_n(&slots_[i], __ATOMIC_RELAXED) == encode(c),
+            "chunk %p grew to its root area without its start", (const void*)chunk_base);
+  Slot* r = &root_slots_[area_of(chunk_base)];
+  header_->touch(r, sizeof(Slot));
+  __atomic_store_n(r, encode(c), __ATOMIC_RELEASE);  // first: a lookup finds one or the other
+  store_slot(i, 0);
+}
+
+void ChunkStartTable::store_slot(size_t i, Slot s) {
   Slot old = __atomic_load_n(&slots_[i], __ATOMIC_RELAXED);
-  __atomic_store_n(&slots_[i], encode(c), __ATOMIC_RELEASE);
-  if ((old == 0) == (c == nullptr)) return;  // a chunk replaced by another: same count
+  __atomic_store_n(&slots_[i], s, __ATOMIC_RELEASE);
+  if ((old == 0) == (s == 0)) return;  // a chunk replaced by another: same count
   size_t p = i / slots_per_page_;
   uint16_t& state = page_states_[p];
   header_->touch(&state, sizeof(state));
-  if (c != nullptr) {
+  if (s != 0) {
     if ((state & kCounted) == 0) {
       state |= kCounted;
       committed_pages_++;
@@ -142,6 +176,13 @@ bool ChunkStartTable::verify() const {
             empty_pages_);
   MS_VERIFY(counted == committed_pages_, "%zu slot pages counted, the table says %zu", counted,
             committed_pages_);
+  // A whole-area chunk's start is in its root slot only: the area's first slot is empty then.
+  for (size_t a = 0; a < areas_; a++) {
+    if (__atomic_load_n(&root_slots_[a], __ATOMIC_RELAXED) == 0) continue;
+    const char* area = base_ + (a << root_shift_);
+    MS_VERIFY(__atomic_load_n(&slots_[index(area)], __ATOMIC_RELAXED) == 0,
+              "root area %p has a whole-area chunk and a start in its slots", (const void*)area);
+  }
   return true;
 }
 

@@ -54,6 +54,15 @@
 // smallest traces a page per space (jshell 1.0184 -> 1.0245): their 1 and 2 KiB chunks and their
 // larger ones then lay on two pages instead of one.
 //
+// Root chunks. An in-use chunk that is a whole root area (level 0: the boot loader's first 4 MiB
+// chunk, any loader's chunk grown that large) records its start not in the slots but in a word
+// per area in the node's bookkeeping header (root_slots, NodeBookkeeping), which is written
+// anyway: a page of slots for one start was 4 KiB of overhead for every such chunk (at the lab's
+// ml-10-20-60 worst sample, the boot loader's first chunk held a start page of its own). A
+// lookup reads that word last, in place of the area's first slot at the root level; a chunk that
+// grows to a whole area in place moves its start there (set_root_start: the word first, then the
+// slot, so that a lock-free lookup finds one or the other, never neither).
+//
 // One table per chunk level (a chunk's slot in its own level's table) was tried: pages then
 // follow the number of chunks of each level rather than the range they are spread over (1 000
 // loaders of 1 MiB: 4.5 MiB of pages instead of 8.2, with 8-byte slots), but a small metaspace
@@ -88,18 +97,27 @@ class ChunkStartTable {
   // most `root_bytes`. `slots` (zero, read-write, page-aligned) and `page_states` (zero, one per
   // page of slots) come from the node's bookkeeping range `header`, whose counter counts the
   // pages in use.
+  // `root_slots` (zero, one per root area) lies in the header too.
   void init(const char* base, size_t range_bytes, size_t unit_bytes, size_t root_bytes,
-            Slot* slots, uint16_t* page_states, NodeBookkeeping* header, bool return_at_once);
+            Slot* slots, uint16_t* page_states, Slot* root_slots, NodeBookkeeping* header,
+            bool return_at_once);
   // Where the chunk headers come from (the base of the chunk layer's slab range): headers are
   // named by their offset from it. Set once, before the first start.
   void set_header_base(const char* header_base);
   const char* header_base() const { return header_base_; }
 
-  // Caller holds the chunk layer's lock (writers are serialized).
-  void set(const char* chunk_base, Chunk* c);
-  void clear(const char* chunk_base) { set(chunk_base, nullptr); }
+  // Caller holds the chunk layer's lock (writers are serialized). The in-use chunk c of
+  // `chunk_bytes` starts at chunk_base (a whole root area: in the area's root slot).
+  void set(const char* chunk_base, size_t chunk_bytes, Chunk* c);
+  void clear(const char* chunk_base);
+  // The in-use chunk starting at chunk_base grew in place to a whole root area.
+  void set_root_start(const char* chunk_base, Chunk* c);
   Chunk* at(const char* chunk_base) const {
-    return decode(__atomic_load_n(&slots_[index(chunk_base)], __ATOMIC_ACQUIRE));
+    Slot s = __atomic_load_n(&slots_[index(chunk_base)], __ATOMIC_ACQUIRE);
+    if (s == 0 && is_area_base(chunk_base)) {
+      s = __atomic_load_n(&root_slots_[area_of(chunk_base)], __ATOMIC_ACQUIRE);
+    }
+    return decode(s);
   }
 
   // The header of the in-use chunk starting nearest below p among p's aligned candidates (p
@@ -109,11 +127,17 @@ class ChunkStartTable {
   Chunk* find(const void* p) const {
     size_t unit = (reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(base_)) >>
                   unit_shift_;
-    for (unsigned shift = 0; shift <= root_shift_ - unit_shift_; shift++) {
+    for (unsigned shift = 0; shift < root_shift_ - unit_shift_; shift++) {
       Slot s = __atomic_load_n(&slots_[slot_of(unit >> shift << shift)], __ATOMIC_ACQUIRE);
       if (s != 0) return decode(s);
     }
-    return nullptr;
+    // The root level: the area's first slot, or its root slot (a whole-area chunk).
+    Slot s = __atomic_load_n(&slots_[slot_of(unit >> (root_shift_ - unit_shift_)
+                                                 << (root_shift_ - unit_shift_))],
+                             __ATOMIC_ACQUIRE);
+    if (s != 0) return decode(s);
+    return decode(__atomic_load_n(&root_slots_[unit >> (root_shift_ - unit_shift_)],
+                                  __ATOMIC_ACQUIRE));
   }
 
   // Gives back the pages whose last chunk start went; the bytes returned. Caller holds the
@@ -133,6 +157,12 @@ class ChunkStartTable {
   static constexpr uint16_t kCounted = 0x8000;
   // Uncommits page `p` (counted, empty); false if the kernel refused (it stays counted).
   bool return_page(size_t p);
+  bool is_area_base(const char* p) const {
+    return ((static_cast<size_t>(p - base_) >> unit_shift_) & area_mask_) == 0;
+  }
+  size_t area_of(const char* p) const { return static_cast<size_t>(p - base_) >> root_shift_; }
+  // Slot s of the table at index i: counts the page's starts (first start: the page is counted).
+  void store_slot(size_t i, Slot s);
   size_t index(const char* p) const {
     return slot_of(static_cast<size_t>(p - base_) >> unit_shift_);
   }
@@ -163,6 +193,8 @@ class ChunkStartTable {
   const char* base_ = nullptr;
   const char* header_base_ = nullptr;
   Slot* slots_ = nullptr;
+  Slot* root_slots_ = nullptr;  // one per root area, in the node's bookkeeping header
+  size_t areas_ = 0;
   uint16_t* page_states_ = nullptr;
   std::atomic<size_t>* committed_ = nullptr;
   NodeBookkeeping* header_ = nullptr;

@@ -6,7 +6,7 @@
 // node, made read-write at once (one kernel mapping, as the chunk start table's own mmap was
 // before):
 //
-//   [ header: area flags | table page states | mask words ]  [ chunk start slots ........... ]
+//   [ header: area flags | table page states | mask words | root slots ]  [ chunk start slots ... ]
 //   base_                                                    slots_ (page-aligned)
 //
 // The header is counted a page at a time as it is first written (touch(), called by the node
@@ -54,6 +54,8 @@ class NodeBookkeeping {
   uint64_t* mask_words() const { return mask_words_; }
   uint8_t* area_flags() const { return area_flags_; }
   uint16_t* table_page_states() const { return page_states_; }
+  // One chunk start slot per root area, for a chunk that is the whole area (ChunkStartTable).
+  uint32_t* root_slots() const { return root_slots_; }
   // Chunk start slots (ChunkStartTable::Slot), one per unit of the range (all 0 at first),
   // page-aligned.
   uint32_t* slots() const { return slots_; }
@@ -84,6 +86,7 @@ class NodeBookkeeping {
   uint64_t* mask_words_ = nullptr;
   uint8_t* area_flags_ = nullptr;
   uint16_t* page_states_ = nullptr;
+  uint32_t* root_slots_ = nullptr;
   uint32_t* slots_ = nullptr;
   std::atomic<size_t>* committed_ = nullptr;
 };

@@ -44,7 +44,7 @@ ms_error_t VirtualSpaceNode::init_bookkeeping(std::atomic<size_t>* space_bookkee
   area_open_ = bookkeeping_.area_flags();
   chunk_starts_.init(base_, geometry_.reserve_bytes, geometry_.min_chunk_bytes,
                      geometry_.root_chunk_bytes, bookkeeping_.slots(),
-                     bookkeeping_.table_page_states(), &bookkeeping_,
+                     bookkeeping_.table_page_states(), bookkeeping_.root_slots(), &bookkeeping_,
                      geometry_.return_bookkeeping_at_once);
   return MS_OK;
 }

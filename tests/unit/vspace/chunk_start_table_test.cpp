@@ -35,7 +35,7 @@ struct Table {
                                &committed),
               MS_OK);
     starts.init(node, kRange, kUnit, kRoot, bookkeeping.slots(),
-                bookkeeping.table_page_states(), &bookkeeping, false);
+                bookkeeping.table_page_states(), bookkeeping.root_slots(), &bookkeeping, false);
     starts.set_header_base(header_base);
   }
 };
@@ -45,8 +45,8 @@ struct Table {
 void expect_edges(Table& t, Chunk* first, Chunk* last) {
   const size_t page = os::page_size();
   const char* last_unit = t.node + kRange - kUnit;
-  t.starts.set(t.node, first);
-  t.starts.set(last_unit, last);
+  t.starts.set(t.node, kUnit, first);
+  t.starts.set(last_unit, kUnit, last);
   EXPECT_EQ(t.starts.at(t.node), first);
   EXPECT_EQ(t.starts.at(last_unit), last);
   EXPECT_EQ(t.starts.find(t.node), first);
@@ -69,6 +69,48 @@ void expect_edges(Table& t, Chunk* first, Chunk* last) {
   EXPECT_EQ(t.starts.purge(), 2 * page);
   EXPECT_EQ(t.starts.committed_bytes(), 0u);
   EXPECT_TRUE(t.starts.verify());
+}
+
+// A chunk that is a whole root area records its start in the area's root slot, in the node's
+// header, not on a page of slots: found from its first and last byte, no slot page counted; and a
+// chunk that grows to a whole area in place moves its start there.
+TEST(ChunkStartTable, WholeAreaChunksTakeNoSlotPage) {
+  SlabAllocator slabs({.reserve_bytes = 16 * MiB, .return_at_once = false});
+  Table t(slabs.range_base());
+  Chunk* a = slabs.create<Chunk>();
+  Chunk* b = slabs.create<Chunk>();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  const size_t header = t.bookkeeping.header_bytes();
+  const char* second_area = t.node + kRoot;
+  t.starts.set(second_area, kRoot, a);
+  EXPECT_EQ(t.starts.committed_bytes(), 0u) << "no page of slots";
+  EXPECT_EQ(t.bookkeeping.header_bytes(), header + os::page_size())
+      << "the header page holding the root slots";
+  EXPECT_EQ(t.starts.at(second_area), a);
+  EXPECT_EQ(t.starts.find(second_area), a);
+  EXPECT_EQ(t.starts.find(second_area + kRoot / 2 + 3), a);
+  EXPECT_EQ(t.starts.find(second_area + kRoot - 1), a);
+  EXPECT_EQ(t.starts.find(second_area + kRoot), nullptr) << "the next area has nothing";
+  EXPECT_TRUE(t.starts.verify());
+  t.starts.clear(second_area);
+  EXPECT_EQ(t.starts.find(second_area + kRoot - 1), nullptr);
+  EXPECT_EQ(t.starts.at(second_area), nullptr);
+
+  // Half an area at its base (a slot page), grown to the whole area: the page empties.
+  t.starts.set(second_area, kRoot / 2, b);
+  EXPECT_EQ(t.starts.committed_bytes(), os::page_size());
+  EXPECT_EQ(t.starts.find(second_area + kRoot / 2 - 1), b);
+  t.starts.set_root_start(second_area, b);
+  EXPECT_EQ(t.starts.find(second_area + kRoot - 1), b);
+  EXPECT_EQ(t.starts.at(second_area), b);
+  EXPECT_TRUE(t.starts.verify());
+  EXPECT_EQ(t.starts.purge(), os::page_size()) << "the emptied page goes back";
+  t.starts.clear(second_area);
+  EXPECT_EQ(t.starts.find(second_area), nullptr);
+  EXPECT_TRUE(t.starts.verify());
+  slabs.destroy(a);
+  slabs.destroy(b);
 }
 
 TEST(ChunkStartTable, HeadersFromTheSlabsAtTheNodesFirstAndLastUnit) {

@@ -152,7 +152,7 @@ void split_merge_and_count(ms_reclaim_t reclaim) {
 // each from its first and last byte. The 1 024 chunks of 4 KiB that fill it keep 4 pages, as in
 // address order (those beyond the first 584 KiB off the multiples of 8 KiB lie on the other
 // three), and so do its 4 096 chunks of 1 KiB, each found by its own slot. The node's other 15
-// areas as 4 MiB root chunks: one page each.
+// areas as 4 MiB root chunks: no page, their starts lie in the node's header (root slots).
 TEST(NodeBookkeeping, LargerChunksShareTheAreasFirstStartPage) {
   test::Space space{test::SpaceConfig{.node_bytes = 64 * MiB, .granule_bytes = 4 * KiB}};
   const size_t page = os::page_size();
@@ -193,13 +193,39 @@ TEST(NodeBookkeeping, LargerChunksShareTheAreasFirstStartPage) {
     ASSERT_EQ(c->node, held->node);
     chunks.push_back(c);
   }
-  EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + 15 * page) << "one page per area";
+  EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline) << "no page for whole-area chunks";
   for (Chunk* c : chunks) {
     ASSERT_EQ(space.chunks.chunk_containing(c->base + 12345), c);
     ASSERT_EQ(space.chunks.chunk_containing(c->end() - 1), c);
     ASSERT_EQ(space.chunks.return_chunk(c), MS_OK);
   }
   EXPECT_TRUE(space.consistent());
+  ASSERT_EQ(space.chunks.return_chunk(held), MS_OK);
+}
+
+// A chunk that grows in place to a whole root area moves its start to the area's root slot: the
+// slot page it held empties (and goes on purge), and lookups find it all the way.
+TEST(NodeBookkeeping, ChunkGrownToAWholeAreaLeavesItsStartPage) {
+  test::Space space{test::SpaceConfig{.node_bytes = 64 * MiB, .granule_bytes = 4 * KiB}};
+  const size_t page = os::page_size();
+  if (page != 4 * KiB) GTEST_SKIP() << "figures for 4 KiB pages";
+  Chunk* held = space.chunks.get_chunk(0, 0, 0);  // keeps the node
+  ASSERT_NE(held, nullptr) << ms_last_error_text();
+  size_t baseline = space.vslist.bookkeeping_bytes();
+  Chunk* c = space.chunks.get_chunk(1, 1, 0);
+  ASSERT_NE(c, nullptr) << ms_last_error_text();
+  EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + page) << "half an area: a slot page";
+  ASSERT_TRUE(space.chunks.attempt_enlarge(c));
+  ASSERT_EQ(c->level, 0);
+  EXPECT_TRUE(space.consistent());
+  EXPECT_EQ(space.chunks.chunk_containing(c->base), c);
+  EXPECT_EQ(space.chunks.chunk_containing(c->base + 3 * MiB), c);
+  EXPECT_EQ(space.chunks.chunk_containing(c->end() - 1), c);
+  space.chunks.purge();
+  EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline) << "the emptied slot page went";
+  ASSERT_EQ(space.chunks.return_chunk(c), MS_OK);
+  EXPECT_TRUE(space.consistent());
+  EXPECT_EQ(space.chunks.chunk_containing(c->base + 3 * MiB), nullptr);
   ASSERT_EQ(space.chunks.return_chunk(held), MS_OK);
 }
 

@@ -5,10 +5,13 @@ namespace metaspace {
 namespace {
 
 // The nodes' chunk start tables need one slot per smallest chunk, which only this layer knows,
-// and return their empty pages as the policy returns memory.
-NodeGeometry with_chunk_unit(NodeGeometry g, const ReclaimPolicy& policy) {
+// return their empty pages as the policy returns memory, and order their slots for the chunk
+// sizes of their space (ChunkStartTable, "SlotOrder").
+NodeGeometry with_chunk_unit(NodeGeometry g, const ReclaimPolicy& policy, ms_space_t space) {
   g.min_chunk_bytes = kMinChunkBytes;
   g.return_bookkeeping_at_once = policy.uncommit_on_return;
+  g.slot_order = space == MS_SPACE_NONCLASS ? ChunkStartTable::SlotOrder::kAlignedFirst
+                                            : ChunkStartTable::SlotOrder::kHeadFirst;
   return g;
 }
 
@@ -17,7 +20,7 @@ NodeGeometry with_chunk_unit(NodeGeometry g, const ReclaimPolicy& policy) {
 Context::Context(ms_space_t space, const NodeGeometry& geometry, CommitLimiter& limiter,
                  ReclaimPolicy policy, uintptr_t wish)
     : space_(space),
-      vslist_(with_chunk_unit(geometry, policy), limiter,
+      vslist_(with_chunk_unit(geometry, policy, space), limiter,
               {.expandable = space == MS_SPACE_NONCLASS, .wish = wish}),
       bookkeeping_({.reserve_bytes = kBookkeepingReserveBytes,
                     .return_at_once = policy.uncommit_on_return}),

@@ -11,7 +11,7 @@ namespace metaspace {
 
 void ChunkStartTable::init(const char* base, size_t range_bytes, size_t unit_bytes,
                            size_t root_bytes, Slot* slots, uint16_t* page_states,
-                           Slot* root_slots, NodeBookkeeping* header, bool return_at_once) {
+                           Slot* root_slots, NodeBookkeeping* header, const Options& options) {
   MS_ASSERT(slots_ == nullptr && is_aligned(slots, os::page_size()),
             "chunk start table set up twice or misaligned at %p", (void*)slots);
   base_ = base;
@@ -21,7 +21,7 @@ void ChunkStartTable::init(const char* base, size_t range_bytes, size_t unit_byt
   areas_ = range_bytes / root_bytes;
   header_ = header;
   committed_ = header->committed_counter();
-  return_at_once_ = return_at_once;
+  return_at_once_ = options.return_at_once;
   page_bytes_ = os::page_size();
   slots_per_page_ = page_bytes_ / sizeof(Slot);
   slot_pages_ = align_up(range_bytes / unit_bytes, slots_per_page_) / slots_per_page_;
@@ -43,9 +43,12 @@ void ChunkStartTable::init(const char* base, size_t range_bytes, size_t unit_byt
   // With A = 2R: the head and the multiples of A beyond it fit a page, H + (S - H) / A <= G,
   // the head a multiple of A (so that beyond it, u and w are multiples of A together).
   size_t a = 2 * (pieces / slots_per_page_);
+  if (options.order == SlotOrder::kAlignedFirst) a = pieces / slots_per_page_;
   aligned_shift_ = log2_of_power_of_2(a);
   aligned_mask_ = a - 1;
-  head_ = (slots_per_page_ - pieces / a) * a / (a - 1) / a * a;
+  head_ = options.order == SlotOrder::kAlignedFirst
+              ? 0
+              : (slots_per_page_ - pieces / a) * a / (a - 1) / a * a;
   rest_ = head_ + (pieces - head_) / a;
   MS_ASSERT(rest_ <= slots_per_page_, "chunk start head %zu of %zu pieces overflows a page",
             head_, pieces);

@@ -45,7 +45,8 @@ ms_error_t VirtualSpaceNode::init_bookkeeping(std::atomic<size_t>* space_bookkee
   chunk_starts_.init(base_, geometry_.reserve_bytes, geometry_.min_chunk_bytes,
                      geometry_.root_chunk_bytes, bookkeeping_.slots(),
                      bookkeeping_.table_page_states(), bookkeeping_.root_slots(), &bookkeeping_,
-                     geometry_.return_bookkeeping_at_once);
+                     {.return_at_once = geometry_.return_bookkeeping_at_once,
+                      .order = geometry_.slot_order});
   return MS_OK;
 }
 

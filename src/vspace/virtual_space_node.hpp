@@ -37,6 +37,8 @@ struct NodeGeometry {
   // Pages of the chunk start table go back as soon as they empty (the aggressive policy), not
   // at the next purge.
   bool return_bookkeeping_at_once = false;
+  // How the chunk start table orders an area's slots (ChunkStartTable::SlotOrder).
+  ChunkStartTable::SlotOrder slot_order = ChunkStartTable::SlotOrder::kHeadFirst;
 };
 
 class VirtualSpaceNode {

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "chunks/chunk.hpp"
 #include "common/units.hpp"
@@ -29,13 +30,13 @@ struct Table {
   // The node's range is only computed with, never touched: any root-aligned address will do.
   const char* node = reinterpret_cast<const char*>(uintptr_t{1} << 40);
 
-  explicit Table(const char* header_base) {
+  explicit Table(const char* header_base, ChunkStartTable::Options options = {}) {
     EXPECT_EQ(bookkeeping.init({.range_bytes = kRange, .granule_bytes = 4 * KiB,
                                 .root_bytes = kRoot, .unit_bytes = kUnit},
                                &committed),
               MS_OK);
     starts.init(node, kRange, kUnit, kRoot, bookkeeping.slots(),
-                bookkeeping.table_page_states(), bookkeeping.root_slots(), &bookkeeping, false);
+                bookkeeping.table_page_states(), bookkeeping.root_slots(), &bookkeeping, options);
     starts.set_header_base(header_base);
   }
 };
@@ -111,6 +112,52 @@ TEST(ChunkStartTable, WholeAreaChunksTakeNoSlotPage) {
   EXPECT_TRUE(t.starts.verify());
   slabs.destroy(a);
   slabs.destroy(b);
+}
+
+// The non-class order: an area's 1 024 chunks of 4 KiB start on one page of slots; a 1 KiB chunk
+// off the multiples of 4 KiB takes another. Both orders map every piece of an area to a slot of
+// its own: all 4 096 pieces of 1 KiB at once are each found again from their first and last
+// byte, on the area's 4 pages.
+TEST(ChunkStartTable, SlotOrdersPlaceEveryPieceOnASlotOfItsOwn) {
+  SlabAllocator slabs({.reserve_bytes = 16 * MiB, .return_at_once = false});
+  constexpr size_t kPieces = kRoot / kUnit;
+  std::vector<Chunk*> headers;
+  for (size_t i = 0; i < kPieces; i++) {
+    headers.push_back(slabs.create<Chunk>());
+    ASSERT_NE(headers.back(), nullptr);
+  }
+  const size_t page = os::page_size();
+  for (auto order : {ChunkStartTable::SlotOrder::kHeadFirst,
+                     ChunkStartTable::SlotOrder::kAlignedFirst}) {
+    SCOPED_TRACE(static_cast<int>(order));
+    Table t(slabs.range_base(), {.order = order});
+    const char* area = t.node + kRoot;
+    if (order == ChunkStartTable::SlotOrder::kAlignedFirst && page == 4 * KiB) {
+      // 4 KiB chunks everywhere but in [0, 4 KiB), where a 1 KiB chunk lies at +1 KiB.
+      for (size_t at = 4 * KiB; at < kRoot; at += 4 * KiB) {
+        t.starts.set(area + at, 4 * KiB, headers[at / kUnit]);
+      }
+      EXPECT_EQ(t.starts.committed_bytes(), page) << "every 4 KiB chunk on the first page";
+      t.starts.set(area + 1 * KiB, kUnit, headers[1]);
+      EXPECT_EQ(t.starts.committed_bytes(), 2 * page);
+      EXPECT_EQ(t.starts.find(area + 2 * KiB - 1), headers[1]);
+      EXPECT_EQ(t.starts.find(area + 1 * KiB - 1), nullptr);
+      EXPECT_EQ(t.starts.find(area + kRoot - 1), headers[kPieces - 4]);
+      for (size_t at = 4 * KiB; at < kRoot; at += 4 * KiB) t.starts.clear(area + at);
+      t.starts.clear(area + 1 * KiB);
+      t.starts.purge();
+    }
+    for (size_t i = 0; i < kPieces; i++) t.starts.set(area + i * kUnit, kUnit, headers[i]);
+    EXPECT_EQ(t.starts.committed_bytes(), kPieces * sizeof(ChunkStartTable::Slot) / page * page);
+    for (size_t i = 0; i < kPieces; i++) {
+      ASSERT_EQ(t.starts.find(area + i * kUnit), headers[i]) << i;
+      ASSERT_EQ(t.starts.find(area + (i + 1) * kUnit - 1), headers[i]) << i;
+    }
+    EXPECT_TRUE(t.starts.verify());
+    for (size_t i = 0; i < kPieces; i++) t.starts.clear(area + i * kUnit);
+    EXPECT_TRUE(t.starts.verify());
+  }
+  for (Chunk* c : headers) slabs.destroy(c);
 }
 
 TEST(ChunkStartTable, HeadersFromTheSlabsAtTheNodesFirstAndLastUnit) {

@@ -30,7 +30,8 @@ struct FreeChunkLevelStats {
 
 class ChunkManager {
  public:
-  // Chunk headers come from `bookkeeping` (the space's own slabs).
+  // Chunk headers come from `bookkeeping` (the slabs of the space's context: in a metaspace, one
+  // allocator for both spaces, ContextBookkeeping).
   ChunkManager(VirtualSpaceList& vslist, const ChunkGeometry& geometry, ReclaimPolicy policy,
                SlabAllocator& bookkeeping);
   ~ChunkManager();

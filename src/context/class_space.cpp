@@ -8,13 +8,15 @@
 namespace metaspace {
 
 ClassSpace::ClassSpace(const NodeGeometry& geometry, CommitLimiter& limiter,
-                       ReclaimPolicy policy, uintptr_t wish, size_t alignment_bytes)
+                       ReclaimPolicy policy, uintptr_t wish, size_t alignment_bytes,
+                       const ContextBookkeeping& bookkeeping)
     : shift_(log2_of_power_of_2(alignment_bytes)) {
-  context_ = std::make_unique<Context>(MS_SPACE_CLASS, geometry, limiter, policy, wish);
+  context_ =
+      std::make_unique<Context>(MS_SPACE_CLASS, geometry, limiter, policy, wish, bookkeeping);
   if (!context_->ok() && wish != 0) {
     note("class space: %zu bytes at the requested base %#zx could not be reserved; "
          "placed anywhere instead", geometry.reserve_bytes, static_cast<size_t>(wish));
-    context_ = std::make_unique<Context>(MS_SPACE_CLASS, geometry, limiter, policy, 0);
+    context_ = std::make_unique<Context>(MS_SPACE_CLASS, geometry, limiter, policy, 0, bookkeeping);
   }
   if (!context_->ok()) return;
   const VirtualSpaceNode& node = *context_->vslist().nodes().front();

@@ -19,7 +19,7 @@ class ClassSpace {
  public:
   // Reserves the space; at `wish` if possible, else anywhere (a note says so).
   ClassSpace(const NodeGeometry& geometry, CommitLimiter& limiter, ReclaimPolicy policy,
-             uintptr_t wish, size_t alignment_bytes);
+             uintptr_t wish, size_t alignment_bytes, const ContextBookkeeping& bookkeeping = {});
   ~ClassSpace();
 
   bool ok() const { return context_ != nullptr && context_->ok() && guard_ != nullptr; }

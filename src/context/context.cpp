@@ -18,12 +18,17 @@ NodeGeometry with_chunk_unit(NodeGeometry g, const ReclaimPolicy& policy, ms_spa
 }  // namespace
 
 Context::Context(ms_space_t space, const NodeGeometry& geometry, CommitLimiter& limiter,
-                 ReclaimPolicy policy, uintptr_t wish)
+                 ReclaimPolicy policy, uintptr_t wish, const ContextBookkeeping& bookkeeping)
     : space_(space),
       vslist_(with_chunk_unit(geometry, policy, space), limiter,
               {.expandable = space == MS_SPACE_NONCLASS, .wish = wish}),
-      bookkeeping_({.reserve_bytes = kBookkeepingReserveBytes,
-                    .return_at_once = policy.uncommit_on_return}),
-      chunks_(vslist_, ChunkGeometry(geometry.root_chunk_bytes), policy, bookkeeping_) {}
+      own_bookkeeping_(bookkeeping.shared != nullptr
+                           ? nullptr
+                           : std::make_unique<SlabAllocator>(SlabAllocator::Options{
+                                 .reserve_bytes = kBookkeepingReserveBytes,
+                                 .return_at_once = policy.uncommit_on_return})),
+      bookkeeping_(bookkeeping.shared != nullptr ? bookkeeping.shared : own_bookkeeping_.get()),
+      counts_bookkeeping_(bookkeeping.counted),
+      chunks_(vslist_, ChunkGeometry(geometry.root_chunk_bytes), policy, *bookkeeping_) {}
 
 }  // namespace metaspace

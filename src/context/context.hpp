@@ -20,38 +20,53 @@ constexpr size_t kBookkeepingReserveBytes = 4 * GiB;
 static_assert(kBookkeepingReserveBytes <= ChunkStartTable::kHeaderRangeBytes,
               "a 4-byte chunk start slot must be able to name every chunk header");
 
+// Where a context's slabs come from, and whether its overhead counts them. A metaspace's two
+// spaces share one slab allocator: the class space makes it (after its own range, see below) and
+// the non-class space borrows it and counts it. With one each, the class space's chunk headers
+// (18 at the lab's smallest trace with deaths) held a slab page of their own beside the non-class
+// space's (docs/bookkeeping.md, "One slab allocator for both spaces").
+struct ContextBookkeeping {
+  SlabAllocator* shared = nullptr;  // borrow this one; null: make one's own
+  bool counted = true;              // its pages are part of this space's overhead
+};
+
 class Context {
  public:
   // The class space is one fixed node at `wish` (or anywhere, see ok()); the non-class space
   // grows node by node.
   Context(ms_space_t space, const NodeGeometry& geometry, CommitLimiter& limiter,
-          ReclaimPolicy policy, uintptr_t wish);
+          ReclaimPolicy policy, uintptr_t wish, const ContextBookkeeping& bookkeeping = {});
 
-  bool ok() const { return bookkeeping_.ok() && vslist_.ok(); }
+  bool ok() const { return bookkeeping_->ok() && vslist_.ok(); }
   ms_space_t space() const { return space_; }
   VirtualSpaceList& vslist() { return vslist_; }
   const VirtualSpaceList& vslist() const { return vslist_; }
-  // The space's own structures (chunk headers, commit masks, free-block structures; loader
-  // objects in the non-class space): part of its committed memory, the `overhead`.
-  SlabAllocator& bookkeeping() { return bookkeeping_; }
-  const SlabAllocator& bookkeeping() const { return bookkeeping_; }
-  // Everything the space holds for itself, part of its committed memory: the slabs (chunk
-  // headers, free-block structures, loader objects) and the nodes' own ranges (commit masks,
-  // chunk start tables, the node map). O(1), lock-free.
+  // The structures the space's layers make (chunk headers, free-block structures; in a
+  // metaspace, those of both spaces: ContextBookkeeping).
+  SlabAllocator& bookkeeping() { return *bookkeeping_; }
+  const SlabAllocator& bookkeeping() const { return *bookkeeping_; }
+  // The slabs' pages are part of this space's overhead (ContextBookkeeping::counted).
+  bool counts_bookkeeping() const { return counts_bookkeeping_; }
+  // Everything the space holds for itself, part of its committed memory: the slabs if it counts
+  // them, and the nodes' own ranges (commit masks, chunk start tables, the node map). O(1),
+  // lock-free.
   size_t overhead_bytes() const {
-    return bookkeeping_.committed_bytes() + vslist_.bookkeeping_bytes();
+    return (counts_bookkeeping_ ? bookkeeping_->committed_bytes() : 0) +
+           vslist_.bookkeeping_bytes();
   }
   ChunkManager& chunks() { return chunks_; }
   const ChunkManager& chunks() const { return chunks_; }
 
-  bool verify() const { return chunks_.verify() && bookkeeping_.verify(); }
+  bool verify() const { return chunks_.verify() && bookkeeping_->verify(); }
 
  private:
   const ms_space_t space_;
   // The space's own range first (a class space placed at a requested base must get it before
   // the bookkeeping reservation can land there), then the bookkeeping.
   VirtualSpaceList vslist_;
-  SlabAllocator bookkeeping_;
+  std::unique_ptr<SlabAllocator> own_bookkeeping_;  // unless borrowed
+  SlabAllocator* bookkeeping_;
+  const bool counts_bookkeeping_;
   ChunkManager chunks_;
 };
 

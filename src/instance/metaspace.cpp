@@ -36,8 +36,11 @@ Metaspace::Metaspace(const ms_settings_t& settings)
   klass.reserve_bytes = settings.class_space_bytes;
   uintptr_t class_wish = settings.class_space_base;
   if (settings.archive_path != nullptr && !map_archive(&class_wish)) return;
+  // The class space makes the slabs both spaces use (after its own range); the non-class space
+  // counts them (ContextBookkeeping).
   class_space_ = std::make_unique<ClassSpace>(klass, limiter_, policy, class_wish,
-                                              settings.class_alignment_bytes);
+                                              settings.class_alignment_bytes,
+                                              ContextBookkeeping{.counted = false});
   if (archive_ != nullptr && class_space_->ok()) {
     if (class_space_->base() == class_wish) {
       class_space_->set_encoding_base(archive_->base());
@@ -59,7 +62,9 @@ Metaspace::Metaspace(const ms_settings_t& settings)
   // The class space first: it may ask for a base address, and no other reservation may take
   // that range before it.
   if (!class_space_->ok()) return;
-  nonclass_ = std::make_unique<Context>(MS_SPACE_NONCLASS, nonclass, limiter_, policy, 0);
+  nonclass_ = std::make_unique<Context>(
+      MS_SPACE_NONCLASS, nonclass, limiter_, policy, 0,
+      ContextBookkeeping{.shared = &class_space_->context().bookkeeping(), .counted = true});
   loader_objects_ = std::make_unique<SlabAllocator>(
       SlabAllocator::Options{.reserve_bytes = kBookkeepingReserveBytes,
                              .return_at_once = policy.uncommit_on_return});
@@ -178,8 +183,8 @@ Metaspace::~Metaspace() {
   dead_.reset();
   loader_objects_.reset();
   micro_pool_.reset();  // returns its current chunks
+  nonclass_.reset();     // before the class space, whose slabs it borrows
   class_space_.reset();
-  nonclass_.reset();
 }
 
 LoaderMetaspace* Metaspace::create_loader(ms_loader_kind_t kind, unsigned flags) {
@@ -408,7 +413,7 @@ void Metaspace::space_totals(ms_stats_t& t, BookkeepingUsage bookkeeping[2]) {
     // As outside_overhead_bytes(), from the parts the breakdown shows, each read once.
     BookkeepingUsage& bk = bookkeeping[s];
     bk.node_bytes = c.vslist().bookkeeping_bytes();
-    bk.slabs = c.bookkeeping().usage();
+    if (c.counts_bookkeeping()) bk.slabs = c.bookkeeping().usage();
     if (s == MS_SPACE_NONCLASS) bk.loader_objects = loader_objects_->usage();
     sp.overhead_bytes = bk.bytes();
     sp.committed_bytes = c.vslist().committed_bytes() + sp.overhead_bytes;

@@ -2,7 +2,8 @@
 //
 // Chunk headers, loader objects and free-block structures used to come from malloc: uncounted,
 // and never returned (1 M dead micro loaders left 1.44 GB in the process, 146 MB at 100 k). Here
-// they live in one reserved range per space, handed out page by page, so the library can count
+// they live in reserved ranges (one for both spaces' structures, one for the loader objects),
+// handed out page by page, so the library can count
 // them (they are part of `committed`) and give them back (madvise) when a page holds nothing.
 //
 //   [taken bitmap | pages ............................. | never used ]

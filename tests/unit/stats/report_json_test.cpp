@@ -102,11 +102,16 @@ void check_report(const json& r, ms_metaspace_t* ms, const RandomWorkload& w) {
   EXPECT_EQ(u(spaces.at("class"), "alignment_gap_bytes"), st.space[1].alignment_gap_bytes);
   EXPECT_EQ(counted, st.allocations_counted != 0);
 
-  // Where the overhead lies: the rows add up to each space's overhead; every chunk, free or in
-  // use, has its header among the objects of the chunk headers' row (more are reserved for the
-  // next split); the loader objects' row holds at least the live loaders (and only in the
-  // non-class space).
+  // Where the overhead lies: the rows add up to each space's overhead; every chunk of both
+  // spaces, free or in use, has its header among the objects of the non-class space's chunk
+  // headers' row (the spaces share their slabs, and the non-class space counts them); the class
+  // space's rows are its node ranges only; the loader objects' row holds at least the live
+  // loaders (and only in the non-class space).
   const json& breakdown = r.at("overhead_breakdown");
+  const uint64_t all_chunks = u(spaces.at("nonclass"), "chunks_in_use") +
+                              u(spaces.at("nonclass"), "free_chunks") +
+                              u(spaces.at("class"), "chunks_in_use") +
+                              u(spaces.at("class"), "free_chunks");
   for (const char* key : {"nonclass", "class"}) {
     SCOPED_TRACE(key);
     uint64_t bytes = 0, headers = 0, loader_objects = 0;
@@ -120,10 +125,14 @@ void check_report(const json& r, ms_metaspace_t* ms, const RandomWorkload& w) {
     }
     const json& sp = spaces.at(key);
     EXPECT_EQ(bytes, u(sp, "overhead_bytes"));
-    EXPECT_GE(headers, u(sp, "chunks_in_use") + u(sp, "free_chunks"));
     if (std::string(key) == "class") {
+      EXPECT_EQ(headers, 0u);
       EXPECT_EQ(loader_objects, 0u);
+      for (const json& row : breakdown.at(key)) {
+        EXPECT_EQ(row.at("what"), "node ranges (commit masks, chunk starts, node map)");
+      }
     } else {
+      EXPECT_EQ(headers, all_chunks) << "every header belongs to a chunk (no spares)";
       EXPECT_GE(loader_objects, w.live().size());
     }
   }

@@ -153,13 +153,21 @@ void split_merge_and_count(ms_reclaim_t reclaim) {
 // address order (those beyond the first 584 KiB off the multiples of 8 KiB lie on the other
 // three), and so do its 4 096 chunks of 1 KiB, each found by its own slot. The node's other 15
 // areas as 4 MiB root chunks: no page, their starts lie in the node's header (root slots).
-TEST(NodeBookkeeping, LargerChunksShareTheAreasFirstStartPage) {
+// A 64 MiB node at 4 KiB granules, kept by a whole-area chunk, and the bookkeeping it holds then.
+struct HeldNode {
   test::Space space{test::SpaceConfig{.node_bytes = 64 * MiB, .granule_bytes = 4 * KiB}};
+  Chunk* held = space.chunks.get_chunk(0, 0, 0);
+  size_t baseline = space.vslist.bookkeeping_bytes();
+};
+
+TEST(NodeBookkeeping, LargerChunksShareTheAreasFirstStartPage) {
   const size_t page = os::page_size();
   if (page != 4 * KiB) GTEST_SKIP() << "figures for 4 KiB pages";
-  Chunk* held = space.chunks.get_chunk(0, 0, 0);  // keeps the node
+  HeldNode node;
+  test::Space& space = node.space;
+  Chunk* held = node.held;
   ASSERT_NE(held, nullptr) << ms_last_error_text();
-  size_t baseline = space.vslist.bookkeeping_bytes();
+  const size_t baseline = node.baseline;
   auto fill_area = [&](size_t chunk_bytes, size_t pages) {
     SCOPED_TRACE(chunk_bytes);
     const int level = static_cast<int>(log2_of_power_of_2(4 * MiB / chunk_bytes));
@@ -206,27 +214,26 @@ TEST(NodeBookkeeping, LargerChunksShareTheAreasFirstStartPage) {
 // A chunk that grows in place to a whole root area moves its start to the area's root slot: the
 // slot page it held empties (and goes on purge), and lookups find it all the way.
 TEST(NodeBookkeeping, ChunkGrownToAWholeAreaLeavesItsStartPage) {
-  test::Space space{test::SpaceConfig{.node_bytes = 64 * MiB, .granule_bytes = 4 * KiB}};
-  const size_t page = os::page_size();
-  if (page != 4 * KiB) GTEST_SKIP() << "figures for 4 KiB pages";
-  Chunk* held = space.chunks.get_chunk(0, 0, 0);  // keeps the node
-  ASSERT_NE(held, nullptr) << ms_last_error_text();
-  size_t baseline = space.vslist.bookkeeping_bytes();
-  Chunk* c = space.chunks.get_chunk(1, 1, 0);
+  if (os::page_size() != 4 * KiB) GTEST_SKIP() << "figures for 4 KiB pages";
+  HeldNode node;
+  ChunkManager& chunks = node.space.chunks;
+  ASSERT_NE(node.held, nullptr) << ms_last_error_text();
+  Chunk* c = chunks.get_chunk(1, 1, 0);
   ASSERT_NE(c, nullptr) << ms_last_error_text();
-  EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline + page) << "half an area: a slot page";
-  ASSERT_TRUE(space.chunks.attempt_enlarge(c));
+  EXPECT_EQ(node.space.vslist.bookkeeping_bytes(), node.baseline + 4 * KiB)
+      << "half an area: a slot page";
+  ASSERT_TRUE(chunks.attempt_enlarge(c));
   ASSERT_EQ(c->level, 0);
-  EXPECT_TRUE(space.consistent());
-  EXPECT_EQ(space.chunks.chunk_containing(c->base), c);
-  EXPECT_EQ(space.chunks.chunk_containing(c->base + 3 * MiB), c);
-  EXPECT_EQ(space.chunks.chunk_containing(c->end() - 1), c);
-  space.chunks.purge();
-  EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline) << "the emptied slot page went";
-  ASSERT_EQ(space.chunks.return_chunk(c), MS_OK);
-  EXPECT_TRUE(space.consistent());
-  EXPECT_EQ(space.chunks.chunk_containing(c->base + 3 * MiB), nullptr);
-  ASSERT_EQ(space.chunks.return_chunk(held), MS_OK);
+  EXPECT_TRUE(node.space.consistent());
+  for (const char* p : {c->base, c->base + 3 * MiB, c->end() - 1}) {
+    EXPECT_EQ(chunks.chunk_containing(p), c);
+  }
+  chunks.purge();
+  EXPECT_EQ(node.space.vslist.bookkeeping_bytes(), node.baseline) << "the emptied slot page went";
+  ASSERT_EQ(chunks.return_chunk(c), MS_OK);
+  EXPECT_TRUE(node.space.consistent());
+  EXPECT_EQ(chunks.chunk_containing(c->base + 3 * MiB), nullptr);
+  ASSERT_EQ(chunks.return_chunk(node.held), MS_OK);
 }
 
 TEST(NodeBookkeeping, ChunkStartPagesGoBackOnPurge) {

@@ -52,13 +52,13 @@ void* SlabAllocator::allocate(size_t bytes) {
   }
   size_t page = pages_.page_bytes();
   int c = class_of(bytes);
-  size_t slab_object_limit = (page - kSlabHeaderBytes) / 2;
+  Home home = home_of(c);
   void* result;
-  if (c >= kFirstSharedClass && kClassBytes[c] <= slab_object_limit) {
+  if (home == Home::kSharedPage) {
     result = allocate_shared(c);
     if (result == nullptr) return nullptr;
     class_objects_[c]++;
-  } else if (c < 0 || kClassBytes[c] > slab_object_limit) {
+  } else if (home == Home::kWholePages) {
     result = pages_.allocate_pages(align_up(bytes, page) / page);
     if (result == nullptr) return nullptr;
     large_pages_ += align_up(bytes, page) / page;
@@ -101,10 +101,11 @@ void SlabAllocator::free(void* p, size_t bytes) {
   int c = class_of(bytes);
   live_allocations_--;
   allocated_bytes_ -= bytes;
-  if (c >= kFirstSharedClass && kClassBytes[c] <= (page - kSlabHeaderBytes) / 2) {
+  Home home = home_of(c);
+  if (home == Home::kSharedPage) {
     class_objects_[c]--;
     free_shared(p, c);
-  } else if (c < 0 || kClassBytes[c] > (page - kSlabHeaderBytes) / 2) {
+  } else if (home == Home::kWholePages) {
     pages_.free_pages(static_cast<char*>(p), align_up(bytes, page) / page);
     large_pages_ -= align_up(bytes, page) / page;
   } else {

@@ -154,6 +154,15 @@ class SlabAllocator {
   static const uint32_t kClassBytes[kClasses];
 
   static int class_of(size_t bytes);
+  // Where an object of class c (class_of; -1 above the largest class) lives: a slab of its class,
+  // a shared page, or whole pages (classes above half a page's room).
+  enum class Home : uint8_t { kSlab, kSharedPage, kWholePages };
+  Home home_of(int c) const {
+    if (c < 0 || kClassBytes[c] > (pages_.page_bytes() - kSlabHeaderBytes) / 2) {
+      return Home::kWholePages;
+    }
+    return c >= kFirstSharedClass ? Home::kSharedPage : Home::kSlab;
+  }
   // A page's header says "shared page" with this class.
   static constexpr uint32_t kSharedPage = kClasses;
   // A free object on a shared page: its class's list links, and a check word.

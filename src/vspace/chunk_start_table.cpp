@@ -76,21 +76,17 @@ void ChunkStartTable::set(const char* chunk_base, size_t chunk_bytes, Chunk* c) 
   MS_ASSERT(c != nullptr, "set() records a chunk; clear() forgets one");
   if (chunk_bytes == size_t{1} << root_shift_) {
     MS_ASSERT(is_area_base(chunk_base), "root chunk at %p off its area", (const void*)chunk_base);
-    Slot* r = &root_slots_[area_of(chunk_base)];
-    header_->touch(r, sizeof(Slot));
-    __atomic_store_n(r, encode(c), __ATOMIC_RELEASE);
+    store_root_slot(chunk_base, encode(c));
     return;
   }
   store_slot(index(chunk_base), encode(c));
 }
 
 void ChunkStartTable::clear(const char* chunk_base) {
-  if (is_area_base(chunk_base)) {
-    Slot* r = &root_slots_[area_of(chunk_base)];
-    if (__atomic_load_n(r, __ATOMIC_RELAXED) != 0) {
-      __atomic_store_n(r, Slot{0}, __ATOMIC_RELEASE);
-      return;
-    }
+  if (is_area_base(chunk_base) &&
+      __atomic_load_n(&root_slots_[area_of(chunk_base)], __ATOMIC_RELAXED) != 0) {
+    store_root_slot(chunk_base, 0);
+    return;
   }
   store_slot(index(chunk_base), 0);
 }
@@ -99,10 +95,14 @@ void ChunkStartTable::set_root_start(const char* chunk_base, Chunk* c) {
   size_t i = index(chunk_base);
   MS_ASSERT(is_area_base(chunk_base) && __atomic_load_n(&slots_[i], __ATOMIC_RELAXED) == encode(c),
             "chunk %p grew to its root area without its start", (const void*)chunk_base);
-  Slot* r = &root_slots_[area_of(chunk_base)];
-  header_->touch(r, sizeof(Slot));
-  __atomic_store_n(r, encode(c), __ATOMIC_RELEASE);  // first: a lookup finds one or the other
+  store_root_slot(chunk_base, encode(c));  // first: a lookup finds one or the other
   store_slot(i, 0);
+}
+
+void ChunkStartTable::store_root_slot(const char* area_base, Slot s) {
+  Slot* r = &root_slots_[area_of(area_base)];
+  header_->touch(r, sizeof(Slot));  // counts its header page if this is its first write
+  __atomic_store_n(r, s, __ATOMIC_RELEASE);
 }
 
 void ChunkStartTable::store_slot(size_t i, Slot s) {

@@ -184,6 +184,8 @@ class ChunkStartTable {
   size_t area_of(const char* p) const { return static_cast<size_t>(p - base_) >> root_shift_; }
   // Slot s of the table at index i: counts the page's starts (first start: the page is counted).
   void store_slot(size_t i, Slot s);
+  // Slot s in the root slot of the area starting at area_base.
+  void store_root_slot(const char* area_base, Slot s);
   size_t index(const char* p) const {
     return slot_of(static_cast<size_t>(p - base_) >> unit_shift_);
   }

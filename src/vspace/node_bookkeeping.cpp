@@ -22,8 +22,9 @@ ms_error_t NodeBookkeeping::init(const Layout& layout, std::atomic<size_t>* comm
   // Last: a root slot is written only for a chunk that is a whole area (ChunkStartTable), so in
   // a class space's 9-page header it does not push the mask of the first granules to a page more.
   size_t root_slot_bytes = layout.range_bytes / layout.root_bytes * sizeof(uint32_t);
-  size_t header_bytes = align_up(
-      flag_bytes + align_up(state_bytes, sizeof(uint64_t)) + mask_bytes + root_slot_bytes, page);
+  size_t mask_offset = flag_bytes + align_up(state_bytes, sizeof(uint64_t));
+  size_t root_slot_offset = mask_offset + mask_bytes;
+  size_t header_bytes = align_up(root_slot_offset + root_slot_bytes, page);
   if (os::fault_now(os::FaultPoint::kBookkeeping)) {
     return fail(MS_ERR_OUT_OF_MEMORY, "node bookkeeping of %zu bytes failed (injected)",
                 header_bytes + slot_bytes);
@@ -46,9 +47,8 @@ ms_error_t NodeBookkeeping::init(const Layout& layout, std::atomic<size_t>* comm
   // the one holding flags and states): 4 KiB of every metaspace's overhead.
   area_flags_ = reinterpret_cast<uint8_t*>(base);
   page_states_ = reinterpret_cast<uint16_t*>(base + flag_bytes);
-  mask_words_ = reinterpret_cast<uint64_t*>(base + flag_bytes + align_up(state_bytes, sizeof(uint64_t)));
-  root_slots_ = reinterpret_cast<uint32_t*>(base + flag_bytes +
-                                            align_up(state_bytes, sizeof(uint64_t)) + mask_bytes);
+  mask_words_ = reinterpret_cast<uint64_t*>(base + mask_offset);
+  root_slots_ = reinterpret_cast<uint32_t*>(base + root_slot_offset);
   slots_ = reinterpret_cast<uint32_t*>(base + header_bytes);
   committed_ = committed;
   if (header_bytes / page > kTrackedPages) {

@@ -9,7 +9,6 @@
 
 namespace metaspace {
 
-class VirtualSpaceNode;
 struct Chunk;
 
 // A link from a chunk header to another, in 4 bytes instead of 8: the target's distance from the
@@ -58,7 +57,6 @@ struct Chunk {
   enum class State : uint8_t { kUnused, kFree, kInUse };
 
   char* base = nullptr;
-  VirtualSpaceNode* node = nullptr;
   // In-use chunks: the arena that holds it (set by the arena, cleared when the chunk comes back);
   // null otherwise. Read without the chunk manager's lock by ownership checks (owner_is), so it
   // is accessed atomically.
@@ -101,9 +99,12 @@ struct Chunk {
   }
 };
 
-// 56 bytes, a 64-byte slab object: 63 headers to a slab page. With 8-byte pointers for links and
+// 48 bytes, a 48-byte slab object: 84 headers to a slab page. With 8-byte pointers for links and
 // sizes a header was 80 bytes, 50 to a page: at the lab's interleave worst sample 496 headers
-// (297 chunks in use, the rest free chunks) held 13 pages.
-static_assert(sizeof(Chunk) <= 64, "a chunk header must fit a 64-byte slab object");
+// (297 chunks in use, the rest free chunks) held 13 pages; with 32-bit links 64 bytes, 63 to a
+// page, 10 pages. The header no longer names its node: the chunk's address finds it in O(1)
+// (VirtualSpaceList::node_containing), on the chunk manager's paths that need it (commit,
+// uncommit, chunk starts), none of them per block.
+static_assert(sizeof(Chunk) <= 48, "a chunk header must fit a 48-byte slab object");
 
 }  // namespace metaspace

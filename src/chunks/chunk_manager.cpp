@@ -19,7 +19,7 @@ ChunkManager::ChunkManager(VirtualSpaceList& vslist, const ChunkGeometry& geomet
       policy_(policy),
       bookkeeping_(bookkeeping),
       pool_(bookkeeping),
-      free_lists_(geometry.levels()) {
+      free_lists_(geometry.levels(), &vslist) {
   // The chunk start tables name headers by their offset in these slabs (4-byte slots).
   vslist_.set_chunk_header_base(bookkeeping.range_base());
 }
@@ -92,7 +92,7 @@ Chunk* ChunkManager::take_chunk_locked(int preferred_level, int max_level,
   c->used_bytes = 0;
   // Only in-use chunks record their start (ChunkStartTable: free chunks' starts kept pages of
   // slots for nothing). Enlarging in place keeps the base, so the start stays right.
-  c->node->chunk_starts().set(c->base, c->bytes, c);
+  node_of(c)->chunk_starts().set(c->base, c->bytes, c);
   return c;
 }
 
@@ -132,7 +132,6 @@ Chunk* ChunkManager::new_root_chunk_locked() {
   c->base = base;
   c->bytes = geometry_.root_bytes();
   c->level = 0;
-  c->node = node;
   c->state = Chunk::State::kFree;
   areas_.push_back({node, c});
   return c;
@@ -194,7 +193,7 @@ void ChunkManager::return_chunk_locked(Chunk* c) {
   c->used_bytes = 0;
   c->state = Chunk::State::kFree;
   // Before merging, while c still names its own start: free chunks record none.
-  c->node->chunk_starts().clear(c->base);
+  node_of(c)->chunk_starts().clear(c->base);
   if (policy_.merge) c = RootChunkArea::merge(c, geometry_, pool_, free_lists_);
   refresh_committed_locked(c);
   // A refusal leaves the chunk counted as committed; purge tries again.
@@ -224,7 +223,7 @@ ms_error_t ChunkManager::ensure_committed(Chunk* c, size_t bytes) {
 ms_error_t ChunkManager::ensure_committed_locked(Chunk* c, size_t bytes) {
   size_t target = std::min(size_t{c->bytes}, align_up(bytes, granule_bytes()));
   if (target <= c->committed_bytes) return MS_OK;
-  ms_error_t err = c->node->ensure_committed(c->base + c->committed_bytes,
+  ms_error_t err = node_of(c)->ensure_committed(c->base + c->committed_bytes,
                                              target - c->committed_bytes);
   if (err != MS_OK) {
     // Granules committed before the failure stay committed and belong to the chunk.
@@ -236,7 +235,7 @@ ms_error_t ChunkManager::ensure_committed_locked(Chunk* c, size_t bytes) {
 }
 
 void ChunkManager::refresh_committed_locked(Chunk* c) const {
-  const CommitMask& mask = c->node->mask();
+  const CommitMask& mask = node_of(c)->mask();
   size_t granule = granule_bytes();
   if (c->bytes < granule) {
     c->committed_bytes = mask.is_committed(c->base) ? c->bytes : 0;
@@ -249,7 +248,7 @@ void ChunkManager::refresh_committed_locked(Chunk* c) const {
 }
 
 ms_error_t ChunkManager::uncommit_locked(Chunk* c) {
-  ms_error_t err = c->node->uncommit(c->base, c->bytes);
+  ms_error_t err = node_of(c)->uncommit(c->base, c->bytes);
   if (err == MS_OK) {
     c->committed_bytes = 0;
     return MS_OK;
@@ -266,7 +265,7 @@ bool ChunkManager::attempt_enlarge(Chunk* c) {
   std::lock_guard<std::mutex> guard(lock_);
   if (!RootChunkArea::enlarge(c, geometry_, pool_, free_lists_)) return false;
   // A whole root area records its start apart (ChunkStartTable, "Root chunks").
-  if (c->level == 0) c->node->chunk_starts().set_root_start(c->base, c);
+  if (c->level == 0) node_of(c)->chunk_starts().set_root_start(c->base, c);
   return true;
 }
 
@@ -322,7 +321,7 @@ void ChunkManager::remove_empty_nodes_locked() {
 }
 
 size_t ChunkManager::mask_committed_bytes(const Chunk* c) const {
-  return c->node->mask().committed_bytes_in(c->base, c->bytes);
+  return node_of(c)->mask().committed_bytes_in(c->base, c->bytes);
 }
 
 size_t ChunkManager::read_committed_bytes(const Chunk* c) const {
@@ -359,11 +358,11 @@ bool ChunkManager::verify_locked() const {
     MS_VERIFY(a.node->contains(a.first->base), "area %p outside its node", (void*)a.first->base);
     auto buddies = policy_.merge ? RootChunkArea::FreeBuddies::kAlwaysMerged
                                  : RootChunkArea::FreeBuddies::kMayStayApart;
-    if (!RootChunkArea::verify(a.first, geometry_, buddies, &chunks, &free_chunks)) {
+    if (!RootChunkArea::verify(a.first, a.node, geometry_, buddies, &chunks, &free_chunks)) {
       return false;
     }
     for (const Chunk* c = a.first; c != nullptr; c = c->next_in_area) {
-      MS_VERIFY(c->node == a.node, "chunk %p names the wrong node", (void*)c->base);
+      MS_VERIFY(node_of(c) == a.node, "chunk %p is not found in its area's node", (void*)c->base);
       MS_VERIFY(a.node->mask().committed_bytes_in(c->base, c->committed_bytes) ==
                     c->committed_bytes,
                 "chunk %p claims %zu committed bytes the mask does not have", (void*)c->base,

@@ -103,6 +103,13 @@ class ChunkManager {
     Chunk* first;
   };
 
+  // The node holding c: its address finds it in O(1) (the header does not name it: 8 bytes of
+  // every chunk header, chunk.hpp).
+  VirtualSpaceNode* node_of(const Chunk* c) const {
+    VirtualSpaceNode* node = vslist_.node_containing(c->base);
+    MS_ASSERT(node != nullptr, "chunk %p lies in no node", (void*)c->base);
+    return node;
+  }
   void verify_sometimes_locked();
   // Headers promised, a free chunk (or a new root chunk) taken and split down to
   // `preferred_level`, marked in use; nothing committed yet.

@@ -5,10 +5,11 @@
 
 namespace metaspace {
 
-bool FreeChunkLists::holds_committed(const Chunk* c) {
+bool FreeChunkLists::holds_committed(const Chunk* c) const {
   if (c->committed_bytes > 0) return true;
   // The prefix is a lower bound: a merge can join an uncommitted leader to a committed follower.
-  return c->node != nullptr && c->node->mask().committed_bytes_in(c->base, c->bytes) > 0;
+  const VirtualSpaceNode* node = vslist_ != nullptr ? vslist_->node_containing(c->base) : nullptr;
+  return node != nullptr && node->mask().committed_bytes_in(c->base, c->bytes) > 0;
 }
 
 void FreeChunkLists::add(Chunk* c) {

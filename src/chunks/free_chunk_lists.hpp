@@ -9,12 +9,17 @@
 #include <vector>
 
 #include "chunks/chunk.hpp"
+#include "vspace/virtual_space_list.hpp"
 
 namespace metaspace {
 
 class FreeChunkLists {
  public:
-  explicit FreeChunkLists(int levels) : lists_(static_cast<size_t>(levels)) {}
+  // `vslist`: where a chunk whose committed prefix is not all of it looks up its commit mask
+  // (the node holding it), to be filed among the chunks that hold committed memory; without it
+  // (unit tests of the lists alone) the prefix decides.
+  explicit FreeChunkLists(int levels, const VirtualSpaceList* vslist = nullptr)
+      : lists_(static_cast<size_t>(levels)), vslist_(vslist) {}
 
   void add(Chunk* c);
   void remove(Chunk* c);
@@ -43,9 +48,10 @@ class FreeChunkLists {
     Chunk* dirty_tail = nullptr;
     size_t count = 0;
   };
-  static bool holds_committed(const Chunk* c);
+  bool holds_committed(const Chunk* c) const;
 
   std::vector<List> lists_;
+  const VirtualSpaceList* const vslist_;
   size_t total_count_ = 0;
   size_t total_bytes_ = 0;
 };

@@ -30,7 +30,6 @@ void RootChunkArea::split(Chunk* c, int level, ChunkHeaderPool& pool,
     f->base = c->base + half;
     f->bytes = half;
     f->level = c->level + 1;
-    f->node = c->node;
     f->committed_bytes = c->committed_bytes > half ? c->committed_bytes - half : 0;
     f->prev_in_area = c;
     f->next_in_area = c->next_in_area;
@@ -84,8 +83,9 @@ bool RootChunkArea::enlarge(Chunk* c, const ChunkGeometry& geometry, ChunkHeader
   return true;
 }
 
-bool RootChunkArea::verify(const Chunk* first, const ChunkGeometry& geometry,
-                           FreeBuddies buddies, size_t* chunks, size_t* free_chunks) {
+bool RootChunkArea::verify(const Chunk* first, const VirtualSpaceNode* node,
+                           const ChunkGeometry& geometry, FreeBuddies buddies, size_t* chunks,
+                           size_t* free_chunks) {
   char* area = first->base;
   MS_VERIFY(is_aligned(area, geometry.root_bytes()), "area %p misaligned", (void*)area);
   MS_VERIFY(first->prev_in_area == nullptr, "first chunk of %p has a predecessor", (void*)area);
@@ -103,14 +103,14 @@ bool RootChunkArea::verify(const Chunk* first, const ChunkGeometry& geometry,
               (void*)c->base);
     MS_VERIFY(c->committed_bytes <= c->bytes, "chunk %p: committed %zu > size",
               (void*)c->base, size_t{c->committed_bytes});
-    if (c->node != nullptr && !c->is_free()) {
-      MS_VERIFY(c->node->chunk_starts().find(c->base) == c &&
-                    c->node->chunk_starts().find(c->end() - 1) == c,
+    if (node != nullptr && !c->is_free()) {
+      MS_VERIFY(node->chunk_starts().find(c->base) == c &&
+                    node->chunk_starts().find(c->end() - 1) == c,
                 "in-use chunk %p is not found by its addresses", (void*)c->base);
-    } else if (c->node != nullptr) {
+    } else if (node != nullptr) {
       // No start, and the nearest start below any of its addresses is a chunk that ends before.
-      const Chunk* below = c->node->chunk_starts().find(c->end() - 1);
-      MS_VERIFY(c->node->chunk_starts().at(c->base) == nullptr &&
+      const Chunk* below = node->chunk_starts().find(c->end() - 1);
+      MS_VERIFY(node->chunk_starts().at(c->base) == nullptr &&
                     (below == nullptr || below->end() <= c->base),
                 "free chunk %p has a chunk start or is found by its addresses", (void*)c->base);
     }

@@ -13,6 +13,8 @@
 
 namespace metaspace {
 
+class VirtualSpaceNode;
+
 class RootChunkArea {
  public:
   static bool is_leader(const Chunk* c, const ChunkGeometry& geometry);
@@ -38,9 +40,11 @@ class RootChunkArea {
   enum class FreeBuddies { kMayStayApart, kAlwaysMerged };
 
   // Walks the area starting at its first chunk: tiling, alignment, links, and the rule for free
-  // buddies. Counts the chunks it sees.
-  static bool verify(const Chunk* first, const ChunkGeometry& geometry, FreeBuddies buddies,
-                     size_t* chunks, size_t* free_chunks);
+  // buddies. Counts the chunks it sees. With the area's `node`, also that its chunk start table
+  // finds every in-use chunk by its first and last byte and no free one.
+  static bool verify(const Chunk* first, const VirtualSpaceNode* node,
+                     const ChunkGeometry& geometry, FreeBuddies buddies, size_t* chunks,
+                     size_t* free_chunks);
 
  private:
   // Joins leader `a` and follower `b` (same level, adjacent); `b`'s header goes back to the pool.

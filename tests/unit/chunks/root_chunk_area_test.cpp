@@ -28,7 +28,7 @@ class RootChunkAreaTest : public ::testing::Test {
       RootChunkArea::FreeBuddies buddies = RootChunkArea::FreeBuddies::kAlwaysMerged) {
     size_t chunks = 0;
     size_t free_chunks = 0;
-    if (!RootChunkArea::verify(root_, geometry_, buddies, &chunks, &free_chunks) ||
+    if (!RootChunkArea::verify(root_, nullptr, geometry_, buddies, &chunks, &free_chunks) ||
         !pool_.verify() || !lists_.verify()) {
       return ::testing::AssertionFailure() << ms_last_error_text();
     }

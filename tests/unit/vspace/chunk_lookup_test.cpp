@@ -145,7 +145,8 @@ TEST_F(ChunkLookupTest, AddressesOutsideEveryNodeAndInFreeChunksAreNotOwned) {
   ASSERT_NE(c, nullptr);
   char* base = c->base;
   char* last = c->end() - 1;
-  VirtualSpaceNode* node = c->node;
+  VirtualSpaceNode* node = chunks.vslist().node_containing(base);
+  ASSERT_NE(node, nullptr);
   EXPECT_EQ(node->chunk_starts().at(base), c);
   ASSERT_EQ(ms_loader_destroy(standard), MS_OK);
   EXPECT_EQ(node->chunk_starts().at(base), nullptr) << "a free chunk records no start";

@@ -94,7 +94,9 @@ void split_merge_and_count(ms_reclaim_t reclaim) {
   Chunk* held = space.chunks.get_chunk(0, 0, 0);  // keeps the node
   ASSERT_NE(held, nullptr) << ms_last_error_text();
   size_t baseline = space.vslist.bookkeeping_bytes();
-  const ChunkStartTable& starts = held->node->chunk_starts();
+  VirtualSpaceNode* node = space.vslist.node_containing(held->base);
+  ASSERT_NE(node, nullptr);
+  const ChunkStartTable& starts = node->chunk_starts();
   // A 1 KiB chunk in the next root area: its start is the first page of that area's slots; the
   // free halves the split left at +2M, +1M, +512K ... +1K record nothing, so no more pages.
   Chunk* small = space.chunks.get_chunk(12, 12, 0);
@@ -198,7 +200,7 @@ TEST(NodeBookkeeping, LargerChunksShareTheAreasFirstStartPage) {
   for (int i = 0; i < 15; i++) {
     Chunk* c = space.chunks.get_chunk(0, 0, 0);
     ASSERT_NE(c, nullptr) << ms_last_error_text();
-    ASSERT_EQ(c->node, held->node);
+    ASSERT_EQ(space.vslist.node_containing(c->base), space.vslist.node_containing(held->base));
     chunks.push_back(c);
   }
   EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline) << "no page for whole-area chunks";

@@ -6,50 +6,15 @@
 #include <cstdint>
 
 #include "common/assert.hpp"
+#include "common/relative_link.hpp"
 
 namespace metaspace {
 
 struct Chunk;
 
-// A link from a chunk header to another, in 4 bytes instead of 8: the target's distance from the
-// 16-byte line holding the link, in 16-byte units (headers are 16-byte aligned: slab objects).
-// Headers of one space lie in its bookkeeping range (4 GiB), so ±32 GiB always reach; 0 is null
-// (a header never links to itself). It reads and assigns like a Chunk*; it cannot be copied as a
-// value (the distance would name another target), only assigned what another link names.
-class ChunkLink {
- public:
-  ChunkLink() = default;
-  ChunkLink(const ChunkLink&) = delete;
-  ChunkLink& operator=(const ChunkLink& other) { return *this = other.get(); }
-  ChunkLink& operator=(Chunk* c) {
-    set(c);
-    return *this;
-  }
-  operator Chunk*() const { return get(); }
-  Chunk* operator->() const { return get(); }
-
- private:
-  static constexpr unsigned kUnitShift = 4;
-  intptr_t line() const {
-    return static_cast<intptr_t>(reinterpret_cast<uintptr_t>(this) & ~uintptr_t{15});
-  }
-  Chunk* get() const {
-    return units_ == 0 ? nullptr
-                       : reinterpret_cast<Chunk*>(line() + (intptr_t{units_} << kUnitShift));
-  }
-  void set(Chunk* c) {
-    if (c == nullptr) {
-      units_ = 0;
-      return;
-    }
-    intptr_t distance = static_cast<intptr_t>(reinterpret_cast<uintptr_t>(c)) - line();
-    MS_ASSERT((distance & ((intptr_t{1} << kUnitShift) - 1)) == 0 && distance != 0 &&
-                  (distance >> kUnitShift) >= INT32_MIN && (distance >> kUnitShift) <= INT32_MAX,
-              "chunk header %p cannot be linked from %p", (void*)c, (const void*)this);
-    units_ = static_cast<int32_t>(distance >> kUnitShift);
-  }
-  int32_t units_ = 0;
-};
+// A link from a chunk header to another (common/relative_link.hpp): headers are slab objects of
+// one space's bookkeeping range.
+using ChunkLink = RelativeLink<Chunk>;
 
 struct Chunk {
   // kUnused: a header in the pool, or back in the slabs. It is 0 so that a released header whose

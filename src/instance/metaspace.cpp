@@ -81,6 +81,8 @@ Metaspace::Metaspace(const ms_settings_t& settings)
   loader_env_ = std::make_unique<LoaderEnvironment>(LoaderEnvironment{
       *nonclass_, *class_space_, limiter_, *micro_pool_, handle(), protect,
       settings.count_allocations != 0 || protect});
+  // A loader object finds the environment through its slab page's header (LoaderMetaspace::env).
+  loader_objects_->set_page_owner(loader_env_.get());
   dead_ = std::make_unique<DeadHandles>(
       nonclass_->bookkeeping(), reinterpret_cast<uintptr_t>(loader_objects_->range_base()));
 }

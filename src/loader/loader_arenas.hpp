@@ -6,7 +6,7 @@
 // blocks need beyond the loader object's record: the blocks freed before the loader died and, in
 // checked mode, their fences.
 //
-// A micro loader object is then 144 bytes of bookkeeping instead of 752 (two 280-byte arenas
+// A micro loader object is then 128 bytes of bookkeeping instead of 752 (two 280-byte arenas
 // inline, including 104 bytes each of usage-fold state); a standard loader whose Klasses are all
 // pooled adds 360 bytes here (a 384-byte slab object) instead of 632.
 //

@@ -1,5 +1,5 @@
 // The lock of one loader: 1 byte instead of a 40-byte std::mutex, because a micro loader object is
-// 144 bytes and there may be a million of them. Uncontended lock and unlock are one atomic each;
+// 128 bytes and there may be a million of them. Uncontended lock and unlock are one atomic each;
 // a waiter sleeps in the kernel (std::atomic::wait: libstdc++ parks it on a futex of a shared
 // waiter table). Meets Lockable, so std::lock_guard / std::unique_lock (try_to_lock) work with it.
 //

@@ -11,7 +11,10 @@
 
 namespace metaspace {
 
-LoaderMetaspace::LoaderMetaspace(const LoaderEnvironment& env) : env_(&env) {
+LoaderMetaspace::LoaderMetaspace(const LoaderEnvironment& env) {
+  MS_ASSERT(&this->env() == &env, "loader object %p not made by its metaspace's loader slabs",
+            (void*)this);
+  (void)env;
   // The head field by field: a stale handle to this object (its former loader's) reads the
   // cookie word without a lock, and so does the slab's free list; every access to that word is
   // atomic (relaxed), so the word is never a plain store that TSan sees race with them.
@@ -27,29 +30,29 @@ LoaderMetaspace::~LoaderMetaspace() {
 }
 
 LoaderArenasOptions LoaderMetaspace::arenas_options() const {
-  const ClassSpace& cs = env_->class_space;
+  const ClassSpace& cs = env().class_space;
   return LoaderArenasOptions{.kind = kind(),
                              .class_alignment = size_t{1} << cs.shift(),
                              .class_lo = reinterpret_cast<const char*>(cs.base()),
                              .class_hi = reinterpret_cast<const char*>(cs.base() + cs.bytes()),
                              .fast_path = (kind_bits() & kSharedBit) == 0,
-                             .checked = env_->checked,
-                             .count_allocations = env_->count_allocations};
+                             .checked = env().checked,
+                             .count_allocations = env().count_allocations};
 }
 
 bool LoaderMetaspace::ensure_arenas(size_t first_nonclass_request) {
   if (arenas_ != nullptr) return true;
   size_t n = align_up(first_nonclass_request, kWordBytes);
-  ChunkManager& nonclass = env_->nonclass.chunks();
+  ChunkManager& nonclass = env().nonclass.chunks();
   if (n != 0 && arenas_in_first_chunk() && LoaderArenas::fits_first_chunk(nonclass.geometry(), n)) {
     arenas_ = LoaderArenas::create_in_first_chunk(nonclass, *this, arenas_options(), n);
     return arenas_ != nullptr;  // the chunk manager's error is recorded
   }
-  arenas_ = LoaderArenas::create_in_bookkeeping(env_->nonclass.bookkeeping(), nonclass, *this,
+  arenas_ = LoaderArenas::create_in_bookkeeping(env().nonclass.bookkeeping(), nonclass, *this,
                                                 arenas_options());
   if (arenas_ == nullptr) return false;  // MS_ERR_OUT_OF_MEMORY is recorded
   if (keeps_pooled_figures() &&
-      arenas_->ensure_pooled(env_->nonclass.bookkeeping()) == nullptr) {
+      arenas_->ensure_pooled(env().nonclass.bookkeeping()) == nullptr) {
     destroy_arenas();
     return false;
   }
@@ -58,21 +61,21 @@ bool LoaderMetaspace::ensure_arenas(size_t first_nonclass_request) {
 
 bool LoaderMetaspace::ensure_class_arena() {
   return ensure_arenas() &&
-         arenas_->make_class(env_->nonclass.bookkeeping(), env_->class_space.context().chunks(),
+         arenas_->make_class(env().nonclass.bookkeeping(), env().class_space.context().chunks(),
                              *this, arenas_options());
 }
 
 void LoaderMetaspace::destroy_arenas() {
   if (arenas_ == nullptr) return;
   if (arenas_->windows != nullptr) {
-    arenas_->windows->release_locked(env_->nonclass.bookkeeping());
-    SharedWindows::destroy(env_->nonclass.bookkeeping(), arenas_->windows);
+    arenas_->windows->release_locked(env().nonclass.bookkeeping());
+    SharedWindows::destroy(env().nonclass.bookkeeping(), arenas_->windows);
     arenas_->windows = nullptr;
   }
-  arenas_->destroy_class(env_->nonclass.bookkeeping());
-  arenas_->destroy_pooled(env_->nonclass.bookkeeping());
+  arenas_->destroy_class(env().nonclass.bookkeeping());
+  arenas_->destroy_pooled(env().nonclass.bookkeeping());
   // In its first chunk, the object goes before that chunk does (LoaderArenas::destroy).
-  LoaderArenas::destroy(arenas_, env_->nonclass.bookkeeping(), env_->nonclass.chunks());
+  LoaderArenas::destroy(arenas_, env().nonclass.bookkeeping(), env().nonclass.chunks());
   arenas_ = nullptr;
 }
 
@@ -96,15 +99,15 @@ bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
       !ensure_arenas()) {
     return false;
   }
-  if (shared() && !env_->checked && kind != MS_LOADER_MICRO && arenas_ != nullptr) {
+  if (shared() && !env().checked && kind != MS_LOADER_MICRO && arenas_ != nullptr) {
     // A loader that cannot have its windows is refused like one without arenas: creation met
     // the failure, so it says so (MS_ERR_OUT_OF_MEMORY) and leaves nothing behind.
-    arenas_->windows = SharedWindows::create(env_->nonclass.bookkeeping());
+    arenas_->windows = SharedWindows::create(env().nonclass.bookkeeping());
     if (arenas_->windows == nullptr) {
       destroy_arenas();
       return false;
     }
-    arenas_->windows->open(env_->count_allocations);
+    arenas_->windows->open(env().count_allocations);
   }
   alive_ = true;
   return true;
@@ -113,7 +116,7 @@ bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
 ms_error_t LoaderMetaspace::close() {
   std::lock_guard<LoaderLock> guard(lock_);
   ms_error_t result = MS_OK;
-  if (env_->checked) {
+  if (env().checked) {
     for (ms_space_t s : {MS_SPACE_CLASS, MS_SPACE_NONCLASS}) {
       if (s == MS_SPACE_CLASS && !arenas_->has_class()) continue;
       ms_error_t e = arenas_->of(s).check_fences();
@@ -148,8 +151,8 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
   if (space == MS_SPACE_CLASS && owner_may_skip_lock()) {
     if (void* p = arenas_->of(MS_SPACE_CLASS).owner_reuse(bytes)) return p;
   }
-  size_t limit = Arena::largest_request(env_->nonclass.chunks().geometry().root_bytes(),
-                                        env_->checked);
+  size_t limit = Arena::largest_request(env().nonclass.chunks().geometry().root_bytes(),
+                                        env().checked);
   if (bytes > limit) {
     fail(MS_ERR_TOO_LARGE, "%zu bytes requested; the largest block is a root chunk (%zu bytes)",
          bytes, limit);
@@ -168,17 +171,17 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
       return nullptr;
     }
     if (windowed && (space == MS_SPACE_NONCLASS || class_windows_locked())) {
-      return windows->refill_locked(space, arenas_->of(space), env_->nonclass.bookkeeping(), n);
+      return windows->refill_locked(space, arenas_->of(space), env().nonclass.bookkeeping(), n);
     }
     return allocate_locked(space, bytes);
   };
   void* p = attempt();
   // A cap refusal is reported to the runtime (outside the lock) before it is returned; its GC
   // may have made room, so the request is tried once more.
-  bool told = env_->limiter.deliver_threshold_event(env_->owner);
+  bool told = env().limiter.deliver_threshold_event(env().owner);
   if (p == nullptr && told && ms_last_error() == MS_ERR_LIMIT) {
     p = attempt();
-    env_->limiter.deliver_threshold_event(env_->owner);
+    env().limiter.deliver_threshold_event(env().owner);
   }
   return p;
 }
@@ -187,7 +190,7 @@ bool LoaderMetaspace::class_windows_locked() {
   // Klasses go to windows only at 8-byte class alignment (a window hands out blocks at 8; the
   // class arena files a larger alignment's gaps with its sibling) and once the micro pool does not
   // take them. In the size mix one request in 38 is a Klass; through the lock each cost ~60-100 ns.
-  return (size_t{1} << env_->class_space.shift()) == kWordBytes && !pools(MS_SPACE_CLASS) &&
+  return (size_t{1} << env().class_space.shift()) == kWordBytes && !pools(MS_SPACE_CLASS) &&
          ensure_class_arena();
 }
 
@@ -206,8 +209,8 @@ bool LoaderMetaspace::pools(ms_space_t space) const {
     //   held, and new loaders found less than a third of the room the dead had freed (measured
     //   before the pool reused dead loaders' runs as holes).
     case MS_LOADER_STANDARD:
-      return space == MS_SPACE_CLASS && (size_t{1} << env_->class_space.shift()) == kWordBytes &&
-             env_->pool.chunk_bytes() <= kMaxSharedChunkForKlasses;
+      return space == MS_SPACE_CLASS && (size_t{1} << env().class_space.shift()) == kWordBytes &&
+             env().pool.chunk_bytes() <= kMaxSharedChunkForKlasses;
     case MS_LOADER_BOOT: break;
   }
   return false;
@@ -244,7 +247,7 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
   // A block of the class arena's current or last-hit retired chunk goes to its bin without the
   // lock, as the inline ms_deallocate files non-class blocks (Arena::owner_deallocate): a Klass
   // free through the lock cost 40-60 ns, the largest term of a free after the inline pushes.
-  if (owner_may_skip_lock() && env_->class_space.contains(p) &&
+  if (owner_may_skip_lock() && env().class_space.contains(p) &&
       arenas_->of(MS_SPACE_CLASS).owner_deallocate(p, bytes)) {
     return MS_OK;
   }
@@ -252,19 +255,19 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
   if (!alive_) return fail(MS_ERR_DESTROYED, "deallocation into a destroyed loader");
   // No block is larger than a root chunk; checked before rounding, which would wrap sizes from
   // SIZE_MAX - 6 up to 0 words.
-  if (bytes > env_->nonclass.chunks().geometry().root_bytes()) {
+  if (bytes > env().nonclass.chunks().geometry().root_bytes()) {
     return fail(MS_ERR_NOT_OWNED, "block %p of %zu bytes: larger than any block", p, bytes);
   }
   size_t n = align_up(bytes, kWordBytes);
   if (is_aligned(p, kWordBytes)) {
-    if (micro_.holds(p, env_->checked ? n + Fence::kBytes : n)) return deallocate_pooled(p, n);
+    if (micro_.holds(p, env().checked ? n + Fence::kBytes : n)) return deallocate_pooled(p, n);
     if (arenas_ != nullptr) {
       Arena& nonclass = arenas_->of(MS_SPACE_NONCLASS);
       // No class arena: a standard loader whose Klasses all came from the micro pool.
       Arena* klass = arenas_->has_class() ? &arenas_->of(MS_SPACE_CLASS) : nullptr;
       // Ask the arena whose chunks lie where p lies first: a class space block is in a class
       // chunk even when the non-class arena handed it out (a class alignment gap).
-      bool in_class_space = env_->class_space.contains(p);
+      bool in_class_space = env().class_space.contains(p);
       Arena* first = in_class_space && klass != nullptr ? klass : &nonclass;
       Arena* second = first == klass ? &nonclass : klass;
       if (first->owns(p, n, /*note_hint=*/true) ||
@@ -287,15 +290,15 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
 // at death before its runs go back to the pool.
 
 SpaceUsage& LoaderMetaspace::usage(ms_space_t space) const {
-  return space == MS_SPACE_CLASS ? env_->class_space.context().chunks().usage()
-                                 : env_->nonclass.chunks().usage();
+  return space == MS_SPACE_CLASS ? env().class_space.context().chunks().usage()
+                                 : env().nonclass.chunks().usage();
 }
 
 void* LoaderMetaspace::allocate_pooled(ms_space_t space, size_t bytes, bool* graduate) {
   size_t n = align_up(bytes, kWordBytes);
-  size_t fence = env_->checked ? Fence::kBytes : 0;
+  size_t fence = env().checked ? Fence::kBytes : 0;
   char* p = nullptr;
-  switch (env_->pool.allocate(micro_, space, n + fence, &p)) {
+  switch (env().pool.allocate(micro_, space, n + fence, &p)) {
     case MicroPool::Result::kGraduate: *graduate = true; return nullptr;
     case MicroPool::Result::kFailed: return nullptr;
     case MicroPool::Result::kDone: break;
@@ -311,7 +314,7 @@ void* LoaderMetaspace::allocate_pooled(ms_space_t space, size_t bytes, bool* gra
     arenas_->pooled()->fences.install(p, n, n - bytes);
     arenas_->pooled()->fence_bytes[lies_in] += fence;
   }
-  if (env_->count_allocations) arenas_->pooled()->allocations++;  // made at open (ensure_arenas)
+  if (env().count_allocations) arenas_->pooled()->allocations++;  // made at open (ensure_arenas)
   return p;
 }
 
@@ -321,13 +324,13 @@ void LoaderMetaspace::pooled_bytes(size_t out[2]) const {
 }
 
 ms_error_t LoaderMetaspace::deallocate_pooled(void* p, size_t n) {
-  if (env_->checked) {
+  if (env().checked) {
     if (ms_error_t e = FenceList::check_free(this, p, n); e != MS_OK) return e;
   }
   // A pooled block is not reused: it stays charged to the loader, as a deallocated free block,
   // until the loader dies (micro loaders rarely free anything). The figures live with the arenas.
   if (!ensure_arenas()) return MS_ERR_OUT_OF_MEMORY;
-  LoaderArenas::Pooled* made = arenas_->ensure_pooled(env_->nonclass.bookkeeping());
+  LoaderArenas::Pooled* made = arenas_->ensure_pooled(env().nonclass.bookkeeping());
   if (made == nullptr) return MS_ERR_OUT_OF_MEMORY;
   LoaderArenas::Pooled& pooled = *made;
   ms_space_t space = space_of(p);
@@ -338,7 +341,7 @@ ms_error_t LoaderMetaspace::deallocate_pooled(void* p, size_t n) {
   if (pooled.freed_bytes[space] + pooled.fence_bytes[space] + n > held[space]) {
     return fail(MS_ERR_NOT_OWNED, "block %p (%zu bytes): more freed than allocated", p, n);
   }
-  if (env_->checked) FenceList::mark_freed(p, n);
+  if (env().checked) FenceList::mark_freed(p, n);
   pooled.freed_bytes[space] += n;
   pooled.freed_count[space]++;
   SpaceUsage& u = usage(space);
@@ -371,7 +374,7 @@ void LoaderMetaspace::release_pooled() {
     u.decrease(u.fence_bytes, fences);
     u.end_update();
   }
-  env_->pool.release(micro_);
+  env().pool.release(micro_);
 }
 
 void LoaderMetaspace::add_pooled_stats(LoaderStats& s) const {
@@ -399,13 +402,13 @@ void LoaderMetaspace::add_pooled_stats(LoaderStats& s) const {
 }
 
 bool LoaderMetaspace::verify_pooled() const {
-  const MicroPool& pool = env_->pool;
+  const MicroPool& pool = env().pool;
   bool ok = true;
   micro_.for_each_run([&](char* p, size_t n) {
     if (!ok) return;
     ms_space_t sp = space_of(p);
-    const ChunkManager& cm = sp == MS_SPACE_CLASS ? env_->class_space.context().chunks()
-                                                  : env_->nonclass.chunks();
+    const ChunkManager& cm = sp == MS_SPACE_CLASS ? env().class_space.context().chunks()
+                                                  : env().nonclass.chunks();
     const Chunk* c = cm.chunk_containing(p);
     ok = c != nullptr && c->owner_is(&pool) && p + n <= c->end();
     if (!ok) fail(MS_ERR_CORRUPTED, "loader %p: run %p (%zu bytes) not in a shared chunk",
@@ -419,7 +422,7 @@ bool LoaderMetaspace::verify_pooled() const {
   });
   if (!ok) return false;
   if (arenas_ == nullptr) return true;
-  MS_VERIFY(!env_->checked || arenas_->pooled() != nullptr,
+  MS_VERIFY(!env().checked || arenas_->pooled() != nullptr,
             "loader %p: checked mode without its pooled blocks' fence list", (const void*)this);
   if (arenas_->pooled() == nullptr) return true;
   size_t held[2];
@@ -430,7 +433,7 @@ bool LoaderMetaspace::verify_pooled() const {
               "loader %p: space %d: %zu pooled bytes freed and %zu in fences of %zu held",
               (const void*)this, sp, pooled.freed_bytes[sp], pooled.fence_bytes[sp], held[sp]);
   }
-  if (env_->checked) {
+  if (env().checked) {
     ms_error_t e = pooled.fences.check(this, [this](const void* p, size_t n) {
       return micro_.holds(p, n);
     });
@@ -473,7 +476,7 @@ LoaderStats LoaderMetaspace::stats_locked() const {
   s.kind = kind();
   s.destroyed = !alive_;
   if (!alive_) return s;
-  s.allocations_counted = env_->count_allocations;
+  s.allocations_counted = env().count_allocations;
   if (s.allocations_counted && arenas_ != nullptr) {
     // Every block went through the library: the arenas' (including each shared window's
     // carving), the windows' bumps past their carving, the pooled ones.
@@ -489,8 +492,8 @@ LoaderStats LoaderMetaspace::stats_locked() const {
 
 LoaderStats LoaderMetaspace::stats() {
   std::lock_guard<LoaderLock> guard(lock_);
-  std::lock_guard<std::mutex> nc(env_->nonclass.chunks().lock());
-  std::lock_guard<std::mutex> cl(env_->class_space.context().chunks().lock());
+  std::lock_guard<std::mutex> nc(env().nonclass.chunks().lock());
+  std::lock_guard<std::mutex> cl(env().class_space.context().chunks().lock());
   return stats_locked();
 }
 

@@ -7,7 +7,7 @@
 // (micro_pool.hpp), recorded as a few runs inside this object. A micro loader that outgrows the
 // pool "graduates": it gets arenas like any other loader and keeps its pooled runs until it dies.
 // The arenas live apart (LoaderArenas), made only when needed, so that a micro loader object is
-// 144 bytes (it was 752). Boot and standard loaders whose inline paths are open make them with
+// 128 bytes (it was 752). Boot and standard loaders whose inline paths are open make them with
 // their first non-class allocation, at the start of that allocation's chunk (loader_arenas.hpp):
 // creating a loader takes no chunk memory.
 //
@@ -35,12 +35,14 @@
 #include <cstdint>
 
 #include "arena/arena.hpp"
+#include "common/relative_link.hpp"
 #include "common/units.hpp"
 #include "context/class_space.hpp"
 #include "context/context.hpp"
 #include "loader/loader_arenas.hpp"
 #include "loader/loader_lock.hpp"
 #include "loader/micro_pool.hpp"
+#include "slab/slab_allocator.hpp"
 
 namespace metaspace {
 
@@ -130,7 +132,7 @@ class LoaderMetaspace : public ms__loader_head {
   LoaderStats stats();
   // Folds both arenas' state into the space counters (Arena::fold_usage). Caller holds lock().
   void fold_usage_locked();
-  ms_metaspace_t* owner() const { return env_->owner; }
+  ms_metaspace_t* owner() const { return env().owner; }
   // Caller holds lock().
   bool verify_locked() const;
 
@@ -159,7 +161,7 @@ class LoaderMetaspace : public ms__loader_head {
   // not counted): their arenas live in their first non-class chunk, made by their first
   // non-class allocation (loader_arenas.hpp), not at open.
   bool arenas_in_first_chunk() const {
-    return kind() != MS_LOADER_MICRO && !shared() && !env_->checked && !env_->count_allocations;
+    return kind() != MS_LOADER_MICRO && !shared() && !env().checked && !env().count_allocations;
   }
   // Also the class arena (loader_arenas.hpp), likewise.
   bool ensure_class_arena();
@@ -177,7 +179,7 @@ class LoaderMetaspace : public ms__loader_head {
   void add_pooled_stats(LoaderStats& s) const;
   bool verify_pooled() const;
   ms_space_t space_of(const void* p) const {
-    return env_->class_space.contains(p) ? MS_SPACE_CLASS : MS_SPACE_NONCLASS;
+    return env().class_space.contains(p) ? MS_SPACE_CLASS : MS_SPACE_NONCLASS;
   }
   SpaceUsage& usage(ms_space_t space) const;
 
@@ -191,7 +193,7 @@ class LoaderMetaspace : public ms__loader_head {
   }
   // Whether the arenas keep the pooled blocks' figures from the loader's first block: checked
   // mode fences pooled blocks from the first one, and counting counts them.
-  bool keeps_pooled_figures() const { return env_->checked || env_->count_allocations; }
+  bool keeps_pooled_figures() const { return env().checked || env().count_allocations; }
   // The owner of a loader that is not shared may free and reuse class arena blocks without the
   // lock (Arena::owner_deallocate / owner_reuse decide which); only it calls the loader, one
   // call at a time, so arenas_ cannot change under it.
@@ -201,8 +203,9 @@ class LoaderMetaspace : public ms__loader_head {
 
   bool graduated() const { return (kind_bits() & kGraduatedBit) != 0; }
 
-  // 144 bytes in all: the head (72), one word of magic, lock, state, tag and kind, 4 pointers,
-  // the record.
+  // 128 bytes in all: the head (72), one word of magic, lock, state, tag and kind, the two 4-byte
+  // registry links, the arenas pointer, the record (32). 31 to a slab page (28 at 144 bytes, when
+  // the object named its environment and its links were pointers).
   static constexpr uint32_t kMagic = 0x4C4F4144u;  // "LOAD"
   const uint32_t magic_ = kMagic;
   LoaderLock lock_;
@@ -219,12 +222,19 @@ class LoaderMetaspace : public ms__loader_head {
   static constexpr uint8_t kGraduatedBit = 0x40;
   static constexpr uint8_t kKeptDeadBit = 0x20;
   static constexpr uint8_t kKindMask = 0x1F;
-  const LoaderEnvironment* const env_;
+  // What every loader of the metaspace shares: the header of the slab page holding this object
+  // names it (the metaspace sets it as its loader slabs' page owner), 8 bytes a loader object
+  // does not carry. As many dependent loads as a field (the page header's line instead of the
+  // object's), and only on the library's paths.
+  const LoaderEnvironment& env() const {
+    return *static_cast<const LoaderEnvironment*>(SlabAllocator::page_owner_of(this));
+  }
 
  public:
-  // Registry links (owned by the metaspace, under its registry lock).
-  LoaderMetaspace* prev_ = nullptr;
-  LoaderMetaspace* next_ = nullptr;
+  // Registry links (owned by the metaspace, under its registry lock): 4 bytes each
+  // (common/relative_link.hpp), loader objects being slab objects of one range.
+  RelativeLink<LoaderMetaspace> prev_;
+  RelativeLink<LoaderMetaspace> next_;
 
  private:
   LoaderArenas* arenas_ = nullptr;  // null until needed (see loader_arenas.hpp)

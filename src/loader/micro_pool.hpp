@@ -73,7 +73,7 @@ struct MicroRecord {
 
   // A run in one word: its address in the low 48 bits (user-space addresses on x86-64 and
   // arm64 are below 2^48), its size in words above. 8 bytes a run instead of 10 keep the loader
-  // object at 144 bytes (10 000 micro loaders: 16 bytes of RSS each).
+  // object 16 bytes smaller (128 bytes now; 10 000 micro loaders: 16 bytes of RSS each).
   static constexpr unsigned kAddressBits = 48;
   static constexpr uint64_t kAddressMask = (uint64_t{1} << kAddressBits) - 1;
 

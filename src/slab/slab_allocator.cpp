@@ -9,7 +9,7 @@
 namespace metaspace {
 
 // Steps of 16 bytes up to 256, then classes that divide a 4 KiB slab's 4 048 usable bytes with
-// little left over. 64 holds a chunk header (63 to a page; 50 at 80 bytes), 144 a loader object, 304 a loader's
+// little left over. 48 holds a chunk header (84 to a page; 63 at 64 bytes, 50 at 80), 128 a loader object (31; 28 at 144), 304 a loader's
 // arenas or a class arena (13 to a page; in 320 they were 12), 672 a free-block structure (6 to
 // a page, as 640 held; at 688 bytes in 768 it was 5), 1 552-byte medium bins go to 2 016.
 const uint32_t SlabAllocator::kClassBytes[kClasses] = {
@@ -69,7 +69,7 @@ void* SlabAllocator::allocate(size_t bytes) {
       if (p == nullptr) return nullptr;
       s = reinterpret_cast<Slab*>(p);
       *s = Slab{nullptr, nullptr, nullptr, static_cast<uint32_t>(c), 0, 0,
-                static_cast<uint32_t>((page - kSlabHeaderBytes) / kClassBytes[c])};
+                static_cast<uint32_t>((page - kSlabHeaderBytes) / kClassBytes[c]), page_owner_};
       link(s);
       slabs_++;
       class_slabs_[c]++;
@@ -164,7 +164,7 @@ void* SlabAllocator::allocate_shared(int c) {
     if (p == nullptr) return nullptr;
     bump_page_ = reinterpret_cast<Slab*>(p);
     *bump_page_ = Slab{nullptr, nullptr, nullptr, kSharedPage, 0,
-                       static_cast<uint32_t>(kSlabHeaderBytes), 0};
+                       static_cast<uint32_t>(kSlabHeaderBytes), 0, page_owner_};
     shared_pages_++;
   }
   void* result = reinterpret_cast<char*>(bump_page_) + bump_page_->carved;

@@ -30,6 +30,8 @@
 #include <new>
 #include <utility>
 
+#include "common/assert.hpp"
+#include "os/os_memory.hpp"
 #include "slab/page_store.hpp"
 
 namespace metaspace {
@@ -51,6 +53,22 @@ class SlabAllocator {
 
   // Inside the reserved range (lock-free): where this allocator's objects are, were or may be.
   bool in_range(const void* p) const { return pages_.in_range(p); }
+
+  // A word every slab and shared page of this allocator carries in its header (set before the
+  // first allocation), so that an object of up to 2 016 bytes finds what it belongs to without a
+  // field of its own: page_owner_of(object). The loader objects' allocator keeps its metaspace's
+  // loader environment there (8 of a loader object's bytes, loader/loader_metaspace.hpp).
+  void set_page_owner(const void* owner) {
+    MS_ASSERT(slabs_ == 0 && shared_pages_ == 0, "page owner set after pages were made");
+    page_owner_ = owner;
+  }
+  // The page owner of the allocator that handed out `object` (a slab or shared-page object, not
+  // one of whole pages), read from its page's header: lock-free, the word never changes while the
+  // page holds an object.
+  static const void* page_owner_of(const void* object) {
+    uintptr_t page = reinterpret_cast<uintptr_t>(object) & ~(os::page_size() - 1);
+    return reinterpret_cast<const Slab*>(page)->owner;
+  }
   // [p, p + bytes) can be read whatever it holds now (an object, a freed one, a page given back,
   // which reads zeros): it lies where the range was opened, which stays open.
   bool readable(const void* p, size_t bytes) const {
@@ -148,6 +166,7 @@ class SlabAllocator {
     uint32_t used;       // objects handed out
     uint32_t carved;     // objects ever carved from the bump area
     uint32_t capacity;
+    const void* owner;   // set_page_owner's word
   };
   static constexpr size_t kSlabHeaderBytes = 48;
   static_assert(sizeof(Slab) <= kSlabHeaderBytes);
@@ -185,6 +204,7 @@ class SlabAllocator {
 
   mutable std::mutex lock_;
   PageStore pages_;
+  const void* page_owner_ = nullptr;
   Slab* partial_[kClasses] = {};  // slabs with a free object, per class
   size_t slabs_ = 0;
   size_t class_slabs_[kClasses] = {};    // slabs per class

@@ -62,7 +62,7 @@ struct MicroPoolTest : ::testing::Test {
 
 TEST_F(MicroPoolTest, LoaderObjectIsSmall) {
   // It was 752 bytes with two arenas inline; the arenas now live apart, made only when needed.
-  EXPECT_LE(sizeof(LoaderMetaspace), 144u);
+  EXPECT_LE(sizeof(LoaderMetaspace), 128u);
   // A loader's arenas take a 320-byte slab slot, 12 to a page (the pooled figures live apart).
   EXPECT_LE(sizeof(LoaderArenas), 320u);
   EXPECT_LE(LoaderArenas::class_slot_bytes(), 320u);

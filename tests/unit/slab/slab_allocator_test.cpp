@@ -160,6 +160,32 @@ TEST(SlabAllocator, LargerStructuresOfEverySizeShareAPage) {
   EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
 }
 
+// Every slab and shared page carries the allocator's page owner in its header, so an object finds
+// what it belongs to from its own address (a loader object its environment): objects of a slab
+// class on many pages, and shared-page objects, before and after pages were given back and made
+// again.
+TEST(SlabAllocator, EveryPageNamesItsOwner) {
+  int owner = 0;
+  SlabAllocator slabs({.reserve_bytes = 64 * MiB, .return_at_once = true});
+  slabs.set_page_owner(&owner);
+  std::vector<std::pair<void*, size_t>> v;
+  for (int round = 0; round < 2; round++) {
+    for (int i = 0; i < 100; i++) {  // 128-byte objects: 31 to a page, so 4 pages
+      v.emplace_back(slabs.allocate(128), 128);
+      v.emplace_back(slabs.allocate(i % 2 ? 304 : 672), i % 2 ? 304 : 672);
+    }
+    for (auto [p, bytes] : v) {
+      ASSERT_NE(p, nullptr) << ms_last_error_text();
+      EXPECT_EQ(SlabAllocator::page_owner_of(p), &owner) << bytes << "-byte object " << p;
+    }
+    EXPECT_GE(slabs.usage().pages(), 4u + 12u);
+    for (auto [p, bytes] : v) slabs.free(p, bytes);
+    v.clear();
+    EXPECT_EQ(slabs.committed_bytes(), 0u) << "every page went back";
+    EXPECT_TRUE(slabs.verify()) << ms_last_error_text();
+  }
+}
+
 // Random structures of the shared sizes, freed in random order: objects never overlap (each
 // keeps its pattern until freed), the lists stay sound after every step, and every page goes
 // back at the end.

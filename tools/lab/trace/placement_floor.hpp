@@ -28,7 +28,7 @@ namespace lab {
 // with live loaders (at most the live loaders), not a walk of every loader ever born.
 struct PlacementFloorOptions {
   std::size_t page_bytes = 4096;
-  std::size_t loader_object_bytes = 144;
+  std::size_t loader_object_bytes = 128;
   std::size_t dead_handle_bytes = 8;
   std::size_t remembered_dead_handles = 1024;
 };

@@ -40,10 +40,11 @@ void ChunkStartTable::init(const char* base, size_t range_bytes, size_t unit_byt
     aligned_mask_ = 0;
     return;
   }
-  // With A = 2R: the head and the multiples of A beyond it fit a page, H + (S - H) / A <= G,
-  // the head a multiple of A (so that beyond it, u and w are multiples of A together).
-  size_t a = 2 * (pieces / slots_per_page_);
-  if (options.order == SlotOrder::kAlignedFirst) a = pieces / slots_per_page_;
+  // With A = 8R (kHeadFirst) or R (kAlignedFirst): the head and the multiples of A beyond it fit
+  // a page, H + (S - H) / A <= G, the head a multiple of A (so that beyond it, u and w are
+  // multiples of A together).
+  size_t a = (options.order == SlotOrder::kAlignedFirst ? 1 : kHeadFirstStride) *
+             (pieces / slots_per_page_);
   aligned_shift_ = log2_of_power_of_2(a);
   aligned_mask_ = a - 1;
   head_ = options.order == SlotOrder::kAlignedFirst

@@ -43,10 +43,19 @@
 // page of slots covers 1 MiB of node, and at the lab's jdk25-javac-hello worst sample 7 start
 // pages served 38 non-class chunks. Within each root area (S pieces of the smallest chunk size, G
 // slots per page, R = S / G: 4096, 1024 and 4 for 4 MiB areas of 1 KiB pieces) the first page
-// of slots holds the area's first H pieces in address order (H = 584: the first 584 KiB, where
-// a small metaspace's chunks all lie) and the pieces beyond them at multiples of 2R (every chunk
-// of 8 KiB or more); the other pieces follow in address order (slot_of). Each slot still belongs
-// to exactly one piece, so lookups, counts and the page bookkeeping are as before.
+// of slots holds the area's first H pieces in address order (H = 896: the first 896 KiB, where
+// a small metaspace's chunks all lie) and the pieces beyond them at multiples of 8R (every chunk
+// of 32 KiB or more); the other pieces follow in address order (slot_of). Each slot still belongs
+// to exactly one piece, so lookups, counts and the page bookkeeping are as before. (Before,
+// H = 584 with the multiples of 2R, every chunk of 8 KiB or more: the class space's 4 KiB chunks
+// just beyond 584 KiB — the micro pool's, in the lab's smaller traces — then took a second
+// page.) Measured (worst / median footprint/live): coh-unload 1.0160 / 1.0114 -> 1.0154 /
+// 1.0108, unload 1.0156 / 1.0109 -> 1.0150 / 1.0103, javac-hello 1.0072 -> 1.0068, jshell
+// median 1.0094 -> 1.0090, ml-10-20-60 median 1.0353 -> 1.0348, the others unchanged;
+// recordings of the fixture programs with other parameters: il-100 1.0301 -> 1.0295,
+// ml-12-10-10 1.0234 -> 1.0229, none worse. Multiples of 16R or 32R after the head gained a
+// little more (many-loaders 1.0371 -> 1.0366 at 32R) but put every class chunk of 32 or 64 KiB
+// beyond the head on later pages, which a large class space would pay for.
 // Measured (`metaspace-lab compare replay tools/lab/tests/data --backends elastic`, worst
 // footprint/live): javac-hello 1.0100 -> 1.0092, javac-sample 1.0224 -> 1.0213, ml-10-20-60
 // 1.0561 -> 1.0550, many-loaders 1.0421 -> 1.0415, interleave 1.0838 -> 1.0833, the rest
@@ -112,9 +121,11 @@ class ChunkStartTable {
   // pages in use.
   // `root_slots` (zero, one per root area) lies in the header too.
   enum class SlotOrder : uint8_t {
-    kHeadFirst,     // an area's first 584 KiB and its multiples of 8 KiB on its first page
+    kHeadFirst,     // an area's first 896 KiB and its multiples of 32 KiB on its first page
     kAlignedFirst,  // an area's multiples of 4 KiB on its first page
   };
+  // kHeadFirst: the multiples of this many R (slot pages per area) share the head's page.
+  static constexpr size_t kHeadFirstStride = 8;
   struct Options {
     bool return_at_once = false;  // give an emptied page back at once, not at the next purge
     SlotOrder order = SlotOrder::kHeadFirst;

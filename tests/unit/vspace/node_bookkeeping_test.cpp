@@ -80,7 +80,7 @@ TEST(NodeBookkeeping, MapTableOnlyFromTheSecondNode) {
   EXPECT_TRUE(list.verify()) << ms_last_error_text();
 }
 
-// A root area's first page of chunk start slots holds its first 584 KiB and every chunk of 8 KiB
+// A root area's first page of chunk start slots holds its first 896 KiB and every chunk of 32 KiB
 // or more beyond (the slot order of chunk_start_table.hpp; 4 KiB pages, 1 KiB per 4-byte slot,
 // 4 MiB areas): a page is counted from its first in-use chunk's start on, given back once the
 // in-use chunks starting there came back: by the next purge, or at once under the aggressive
@@ -123,7 +123,7 @@ void split_merge_and_count(ms_reclaim_t reclaim) {
   EXPECT_EQ(space.chunks.chunk_containing(big->end() - 1), big);
   EXPECT_EQ(space.chunks.chunk_containing(area + 2 * MiB - 1), nullptr);
   EXPECT_EQ(starts.find(area + 2 * MiB - 1), small) << "the candidate the end check refuses";
-  // The free 1 KiB buddy at +1K: in the area's first 584 KiB, the same page.
+  // The free 1 KiB buddy at +1K: in the area's first 896 KiB, the same page.
   Chunk* odd = space.chunks.get_chunk(12, 12, 0);
   ASSERT_NE(odd, nullptr) << ms_last_error_text();
   ASSERT_EQ(odd->base, area + 1 * KiB);
@@ -149,11 +149,11 @@ void split_merge_and_count(ms_reclaim_t reclaim) {
   ASSERT_EQ(space.chunks.return_chunk(held), MS_OK);
 }
 
-// Every chunk of 8 KiB or more in a root area has its start on the area's first page of slots:
-// the 512 chunks of 8 KiB that fill an area keep one page (address order: 4), and a lookup finds
-// each from its first and last byte. The 1 024 chunks of 4 KiB that fill it keep 4 pages, as in
-// address order (those beyond the first 584 KiB off the multiples of 8 KiB lie on the other
-// three), and so do its 4 096 chunks of 1 KiB, each found by its own slot. The node's other 15
+// Every chunk of 32 KiB or more in a root area has its start on the area's first page of slots:
+// the 128 chunks of 32 KiB that fill an area keep one page (address order: 4), and a lookup finds
+// each from its first and last byte. The 512 chunks of 8 KiB and the 1 024 of 4 KiB that fill it
+// keep 4 pages, as in address order (those beyond the first 896 KiB off the multiples of 32 KiB
+// lie on the other three), and so do its 4 096 chunks of 1 KiB, each found by its own slot. The node's other 15
 // areas as 4 MiB root chunks: no page, their starts lie in the node's header (root slots).
 // A 64 MiB node at 4 KiB granules, kept by a whole-area chunk, and the bookkeeping it holds then.
 struct HeldNode {
@@ -193,7 +193,8 @@ TEST(NodeBookkeeping, LargerChunksShareTheAreasFirstStartPage) {
     space.chunks.purge();
     EXPECT_EQ(space.vslist.bookkeeping_bytes(), baseline);
   };
-  fill_area(8 * KiB, 1);
+  fill_area(32 * KiB, 1);
+  fill_area(8 * KiB, 4);
   fill_area(4 * KiB, 4);
   fill_area(1 * KiB, 4);  // every piece of the area: each has a slot of its own
   std::vector<Chunk*> chunks;

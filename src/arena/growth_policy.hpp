@@ -15,13 +15,14 @@
 // 8 KiB in all). Their first chunk is 1 KiB, below a granule, as a hidden class has 960–2 560
 // non-class bytes and smaller chunks leave less unused (lab `micro` with private chunks: 3 366 vs
 // 3 716 committed bytes per loader at 1 and 2 KiB). Then they double (to 64 KiB non-class, 16 KiB
-// class): a graduated micro loader is a big one, and 1 KiB chunks forever cost it a 64-byte header
-// and a chunk start per KiB, and start slots on pages of their own (sub-4 KiB chunks beyond an
-// area's first 584 KiB). Replayed (worst / median footprint/live): ml-10-20-60 1.0540 / 1.0372
-// -> 1.0518 / 1.0364 (two micro loaders there had 16 non-class chunks of 1-2 KiB and 7 class
-// ones), many-loaders 1.0399 -> 1.0388, jshell median 1.0162 -> 1.0109, the rest unchanged;
-// doubling non-class only (class chunks 1 KiB): ml-10-20-60 1.0529, jshell median 1.0143;
-// doubling on to 256 / 64 KiB as standard loaders do: the same figures as these caps.
+// class): a graduated micro loader is a big one, and 1 KiB chunks forever cost it a chunk header
+// (64 bytes then) and a chunk start per KiB, and start slots on pages of their own (sub-4 KiB
+// chunks beyond an area's head of slots, then its first 584 KiB). Replayed (worst / median
+// footprint/live): ml-10-20-60 1.0540 / 1.0372 -> 1.0518 / 1.0364 (two micro loaders there had
+// 16 non-class chunks of 1-2 KiB and 7 class ones), many-loaders 1.0399 -> 1.0388, jshell
+// median 1.0162 -> 1.0109, the rest unchanged; doubling non-class only (class chunks 1 KiB):
+// ml-10-20-60 1.0529, jshell median 1.0143; doubling on to 256 / 64 KiB as standard loaders do:
+// the same figures as these caps.
 #pragma once
 
 #include <metaspace/metaspace.h>

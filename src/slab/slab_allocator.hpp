@@ -65,10 +65,7 @@ class SlabAllocator {
   // The page owner of the allocator that handed out `object` (a slab or shared-page object, not
   // one of whole pages), read from its page's header: lock-free, the word never changes while the
   // page holds an object.
-  static const void* page_owner_of(const void* object) {
-    uintptr_t page = reinterpret_cast<uintptr_t>(object) & ~(os::page_size() - 1);
-    return reinterpret_cast<const Slab*>(page)->owner;
-  }
+  static const void* page_owner_of(const void* object) { return slab_of(object)->owner; }
   // [p, p + bytes) can be read whatever it holds now (an object, a freed one, a page given back,
   // which reads zeros): it lies where the range was opened, which stays open.
   bool readable(const void* p, size_t bytes) const {
@@ -195,8 +192,9 @@ class SlabAllocator {
   void free_shared(void* p, int c);
   void push_shared_free(SharedFree* f, int c);
   void unlink_shared_free(SharedFree* f, int c);
-  Slab* slab_of(void* p) const {
-    return reinterpret_cast<Slab*>(reinterpret_cast<uintptr_t>(p) & ~(pages_.page_bytes() - 1));
+  // The header of the page holding p (the store's pages are the os's: PageStore).
+  static Slab* slab_of(const void* p) {
+    return reinterpret_cast<Slab*>(reinterpret_cast<uintptr_t>(p) & ~(os::page_size() - 1));
   }
   void unlink(Slab* s);
   void link(Slab* s);

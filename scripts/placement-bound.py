@@ -18,7 +18,7 @@ time, and cannot know which loaders will die first (docs/placement-bound.md has 
     `--remembered` dead handles costs (`--dead-handle` bytes each: the ABI keeps
     MS_ERR_DESTROYED for them), nothing else.
 
-Usage: scripts/placement-bound.py TRACE [--page 4096] [--loader-object 128] [--dead-handle 8]
+Usage: scripts/placement-bound.py TRACE [--page 4096] [--loader-object 128] [--dead-handle 4]
        [--remembered 1024]
 """
 
@@ -57,7 +57,7 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--page", type=int, default=4096)
     ap.add_argument("--loader-object", type=int, default=128)
-    ap.add_argument("--dead-handle", type=int, default=8)
+    ap.add_argument("--dead-handle", type=int, default=4)
     ap.add_argument("--remembered", type=int, default=1024)
     args = ap.parse_args()
 

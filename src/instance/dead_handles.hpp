@@ -12,36 +12,51 @@
 // remembered handle never names a live loader, and the slow paths look a handle up here when its
 // object does not carry it.
 //
-// A FIFO ring of handles with an open-addressing index (ring positions, linear probing,
-// deletion by backward shift): add, lookup and forgetting the oldest are O(1). A handle is kept
-// as its 32-bit offset from the base of the loader objects' range (4 GiB at most: 16-byte
-// aligned objects plus the tag), so 8 bytes per remembered handle (8 KiB for 1 024, against the
-// 147 KiB of a full quarantine), from the bookkeeping slabs (counted as overhead), grown by
-// doubling as loaders die: nothing while none died. (Sized for the live loaders as well, so that
-// a death never allocates, it cost the traces without deaths a page: the lab's jdk25-version
-// 1.0107 → 1.0118.) A death whose room cannot be had keeps its object (Metaspace::destroy_loader).
+// Two parts, 4 bytes per remembered handle:
+// - A FIFO ring of the handles (each its 32-bit offset from the base of the loader objects'
+//   range: 4 GiB at most, 16-byte aligned objects plus the tag), so that forgetting the oldest is
+//   O(1). From the bookkeeping slabs (counted as overhead), grown as loaders die: nothing while
+//   none died, 128 bytes inside this object for the first 32, then shared-page objects up to 504
+//   handles, one page for 1 024.
+// - Marks where the handles' objects were: per loader object place, 2 side bytes at the end of
+//   its slab page (SlabAllocator::set_side_bytes: room a 4 KiB page of 31 loader objects leaves
+//   anyway), one bit per tag that is remembered dead for that place. Choosing a new loader's tag
+//   reads its place's bits: O(1), one load from the page the object lies on.
+// The marks are exact on every committed page whose stamp word is valid: a death sets its bit,
+// forgetting a handle clears it while the page is committed (in use, or empty and kept for the
+// next purge), and a page the kernel took back reads zeros, so its stamp is invalid and its
+// marks are made anew from the ring when an object is next carved there (a scan of at most
+// 1 024 handles, once per page the kernel gave back). The exact lookup of any handle (a call
+// with a stale handle, on an error path) scans the ring.
 //
-// Not thread-safe: the metaspace's registry lock guards it.
+// Before, an open-addressing index of ring positions made every lookup O(1) and cost 4 more
+// bytes per handle: 8 KiB at 1 024 handles, two pages. At the lab's jdk25-ml-10-20-60 worst
+// sample (after its wave 9's deaths, 7.63 MB live, more than 512 handles) that second page was
+// what kept footprint/live at 1.0504, above 1.05; with the marks, 1.0498. A ring alone, scanned
+// on every create, cost 125 ns per loader made (1 024 handles, SSE2), twice a create and destroy.
+//
+// Not thread-safe: the metaspace's registry lock guards it (and the marks: only this class
+// writes them, under that lock).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <climits>
 
-namespace metaspace {
+#include "slab/slab_allocator.hpp"
 
-class SlabAllocator;
+namespace metaspace {
 
 class DeadHandles {
  public:
   static constexpr size_t kRemembered = 1024;
+  // Side bytes per loader object: one bit per tag (MS__HANDLE_TAG_MASK is 15).
+  static constexpr uint32_t kSideBytes = 2;
 
-  // `base`: where the range of the handles' objects starts; every handle added lies in
-  // [base, base + 4 GiB). The first storage (16 handles, 128 bytes) lies in this object; larger
-  // ones come from `slabs`. (A slab page of its own for the first 16 cost the lab's smallest
-  // trace with deaths — its Unload program recorded with class-data sharing, 352 KB live — 0.012
-  // of footprint/live; a fixed 128 bytes per metaspace does not grow with the loaders.)
-  DeadHandles(SlabAllocator& slabs, uintptr_t base) : slabs_(slabs), base_(base) {}
+  // `storage`: where the ring's storage comes from. `objects`: the loader objects' allocator;
+  // every handle added lies in [its range base, + 4 GiB) and names a slab object of it. Sets the
+  // objects' side bytes, so it must be made before `objects` makes its first page.
+  DeadHandles(SlabAllocator& storage, SlabAllocator& objects);
   ~DeadHandles();
   DeadHandles(const DeadHandles&) = delete;
   DeadHandles& operator=(const DeadHandles&) = delete;
@@ -50,50 +65,70 @@ class DeadHandles {
   // allocate nothing. False with MS_ERR_OUT_OF_MEMORY recorded, nothing changed.
   bool reserve(size_t n);
   // Remembers h (not 0, not remembered yet), forgetting the oldest once kRemembered are held.
-  // The room must have been reserved.
+  // h's object is still allocated (its page is committed). The room must have been reserved.
   void add(uintptr_t h);
-  bool contains(uintptr_t h) const {
-    return h - base_ <= UINT32_MAX && find(static_cast<uint32_t>(h - base_)) != kEmpty;
-  }
+  // Exact, for any value: a scan of the ring (up to kRemembered handles; the error paths).
+  bool contains(uintptr_t h) const;
+  // For a handle whose object is allocated now (a new loader's, before it is handed out): whether
+  // it is remembered. O(1): its place's mark (made anew first if its page's stamp is not valid).
+  bool contains_allocated(uintptr_t h);
+
+  // For a live loader's handle (verify): its page is stamped and its place's mark for its tag is
+  // set; a live loader's handle never is.
+  bool marked(uintptr_t h) const;
+  static bool page_stamped(const void* object) { return stamped(object); }
 
   size_t size() const { return count_; }
   size_t capacity() const { return capacity_; }
   // Bytes of bookkeeping it holds.
   size_t bytes() const { return storage_bytes(capacity_); }
 
-  // The ring and the index agree: every remembered handle is found at its ring position, the
-  // index holds exactly count_ entries, each reachable from its home slot.
+  // The ring holds count_ distinct handles, none 0, all in the objects' range; on every committed
+  // page with a valid stamp the marks are exactly the remembered handles of its places.
   bool verify() const;
 
-  // Handles held in the metaspace object itself; storage for more comes from the slabs.
-  static constexpr size_t kInlineCapacity = 16;
-  // Bytes of storage for `capacity` handles: the ring's offsets, then the index (two slots each).
-  static size_t storage_bytes(size_t capacity) {
-    return capacity * (sizeof(uint32_t) + 2 * sizeof(uint16_t));
-  }
+  // Handles held in this object itself; storage for more comes from the slabs.
+  static constexpr size_t kInlineCapacity = 32;
+  // The ring's sizes as it grows: the first inside this object (128 bytes, as the ring and
+  // index of 16 it replaced), then shared-page objects (up to 2 016 bytes, 504 handles), then
+  // one page. (A size below 304 bytes would take a slab page of its own.)
+  static constexpr size_t kCapacities[] = {kInlineCapacity, 128, 256, 512, kRemembered};
+  static size_t storage_bytes(size_t capacity) { return capacity * sizeof(uint32_t); }
 
  private:
-  static constexpr uint16_t kEmpty = 0xFFFF;
-  size_t index_slots() const { return 2 * capacity_; }
-  size_t home(uint32_t offset) const;
-  // The ring position holding the handle at `offset` from base_, or kEmpty.
-  uint16_t find(uint32_t offset) const;
-  void insert_index(uint16_t position);
-  void erase_index(uint32_t offset);
+  // The mark word of h's place, and its bit.
+  static uint16_t* mark_of(uintptr_t h) {
+    return reinterpret_cast<uint16_t*>(
+        SlabAllocator::side_of(reinterpret_cast<const void*>(h & ~uintptr_t{15}), kSideBytes));
+  }
+  static uint16_t bit_of(uintptr_t h) { return static_cast<uint16_t>(1u << (h & 15)); }
+  // The stamp a page with valid marks carries: the stamp word's own address, mixed, so that
+  // neither a page given back (zeros) nor another page's stamp reads as it.
+  static uint64_t stamp_for(const void* object) {
+    auto at = reinterpret_cast<uint64_t>(SlabAllocator::side_stamp(object));
+    return (at * 0x9E3779B97F4A7C15u) | 1;
+  }
+  static bool stamped(const void* object) {
+    return __atomic_load_n(SlabAllocator::side_stamp(object), __ATOMIC_RELAXED) ==
+           stamp_for(object);
+  }
+  // Makes the marks of the page holding `object` (allocated, or its page committed) from the
+  // ring, and stamps the page.
+  void remark_page(const void* object);
+  uintptr_t handle_at(size_t position) const { return base_ + ring_[position]; }
+  size_t next(size_t position) const { return position + 1 == capacity_ ? 0 : position + 1; }
 
   void* allocate_storage(size_t capacity);
   void free_storage(void* storage, size_t capacity);
 
-  SlabAllocator& slabs_;
+  SlabAllocator& storage_;
+  SlabAllocator& objects_;
   const uintptr_t base_;
-  // One allocation: ring_[capacity_] then index_[2 * capacity_].
-  void* storage_ = nullptr;
   uint32_t* ring_ = nullptr;  // offsets from base_; oldest at ring_[oldest_], count_ in all, wrapping
-  uint16_t* index_ = nullptr;  // ring positions, kEmpty where none
-  size_t capacity_ = 0;        // a power of two, ≤ kRemembered
+  size_t capacity_ = 0;       // one of kCapacities, or 0
   size_t count_ = 0;
   size_t oldest_ = 0;
-  alignas(uint32_t) unsigned char inline_storage_[kInlineCapacity * (sizeof(uint32_t) + 2 * sizeof(uint16_t))];
+  alignas(uint32_t) unsigned char inline_storage_[kInlineCapacity * sizeof(uint32_t)];
 };
 
 }  // namespace metaspace

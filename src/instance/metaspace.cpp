@@ -83,8 +83,7 @@ Metaspace::Metaspace(const ms_settings_t& settings)
       settings.count_allocations != 0 || protect});
   // A loader object finds the environment through its slab page's header (LoaderMetaspace::env).
   loader_objects_->set_page_owner(loader_env_.get());
-  dead_ = std::make_unique<DeadHandles>(
-      nonclass_->bookkeeping(), reinterpret_cast<uintptr_t>(loader_objects_->range_base()));
+  dead_ = std::make_unique<DeadHandles>(nonclass_->bookkeeping(), *loader_objects_);
 }
 
 void Metaspace::free_loader_object(LoaderMetaspace* l) { loader_slabs().destroy(l); }
@@ -105,7 +104,7 @@ size_t tag_index(uint8_t tag) { return tag < 7 ? tag : tag - 1u; }
 bool Metaspace::choose_tag(LoaderMetaspace* l, size_t first) {
   for (size_t i = 0; i < kTagCount; i++) {
     l->set_tag(kHandleTags[(first + i) % kTagCount]);
-    if (!dead_->contains(l->handle())) return true;
+    if (!dead_->contains_allocated(l->handle())) return true;
   }
   return false;
 }
@@ -262,7 +261,9 @@ bool Metaspace::verify_dead_handles() {
   if (!dead_->verify()) return false;
   size_t live = 0;
   for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) {
-    MS_VERIFY(!dead_->contains(l->handle()), "live loader %p has a dead handle",
+    // O(1) a loader: its place's marks are exact (DeadHandles::verify checks them).
+    MS_VERIFY(DeadHandles::page_stamped(l) && !dead_->marked(l->handle()),
+              "live loader %p has a dead handle, or its page no dead handles' marks",
               reinterpret_cast<void*>(l->handle()));
     live++;
   }

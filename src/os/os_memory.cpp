@@ -12,10 +12,7 @@
 
 namespace metaspace::os {
 
-size_t page_size() {
-  static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return size;
-}
+size_t query_page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 
 namespace {
 

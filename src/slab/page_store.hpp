@@ -68,6 +68,12 @@ class PageStore {
     return in_range(p) && static_cast<size_t>(static_cast<const char*>(p) - base_) <= open_bytes_ &&
            bytes <= open_bytes_ - static_cast<size_t>(static_cast<const char*>(p) - base_);
   }
+  // The page holding p is committed: handed out, or empty and kept for the next purge (not given
+  // back, so writing it faults nothing in). Caller holds the owner's lock.
+  bool committed(const void* p) const {
+    if (!contains(p)) return false;
+    return taken(static_cast<size_t>(static_cast<const char*>(p) - base_) / page_bytes_);
+  }
   // One page, or `pages` contiguous fresh pages; null with the error set. Contents undefined.
   char* allocate_page();
   char* allocate_pages(size_t pages);

@@ -8,16 +8,13 @@
 
 namespace metaspace {
 
-// Steps of 16 bytes up to 256, then classes that divide a 4 KiB slab's 4 048 usable bytes with
-// little left over. 48 holds a chunk header (84 to a page; 63 at 64 bytes, 50 at 80), 128 a
-// loader object (31; 28 at 144), 304 a loader's arenas or a class arena (13 to a page; in 320
-// they were 12), 672 a free-block structure (6 to a page, as 640 held; at 688 bytes in 768 it was
-// 5), 1 552-byte medium bins go to 2 016.
-const uint32_t SlabAllocator::kClassBytes[kClasses] = {
-    16,  32,  48,  64,  80,  96,  112, 128, 144, 160, 176,  192,  208,  224,
-    240, 256, 304, 320, 384, 448, 512, 544, 672, 768, 1008, 1344, 2016};
-
 SlabAllocator::SlabAllocator(const Options& options) : pages_(options) {}
+
+size_t SlabAllocator::slab_capacity(size_t object_bytes) const {
+  size_t room = pages_.page_bytes() - kSlabHeaderBytes;
+  if (side_bytes_ == 0) return room / object_bytes;
+  return (room - kSideStampBytes) / (object_bytes + side_bytes_);
+}
 
 int SlabAllocator::class_of(size_t bytes) {
   if (bytes <= 256) return static_cast<int>((bytes + 15) / 16) - 1;
@@ -70,7 +67,7 @@ void* SlabAllocator::allocate(size_t bytes) {
       if (p == nullptr) return nullptr;
       s = reinterpret_cast<Slab*>(p);
       *s = Slab{nullptr, nullptr, nullptr, static_cast<uint32_t>(c), 0, 0,
-                static_cast<uint32_t>((page - kSlabHeaderBytes) / kClassBytes[c]), page_owner_};
+                static_cast<uint32_t>(slab_capacity(kClassBytes[c])), page_owner_};
       link(s);
       slabs_++;
       class_slabs_[c]++;

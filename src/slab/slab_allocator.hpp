@@ -23,6 +23,7 @@
 // Thread-safe (one lock, a leaf: nothing is called with it held but the os layer).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -62,6 +63,46 @@ class SlabAllocator {
     MS_ASSERT(slabs_ == 0 && shared_pages_ == 0, "page owner set after pages were made");
     page_owner_ = owner;
   }
+  // Side bytes: `bytes_per_object` bytes per object of every slab (classes up to 256 bytes), and
+  // one 8-byte stamp word, at the end of each slab page, which the allocator never writes: they
+  // keep what a page held before it went back to the store, unless the kernel took the page (then
+  // they read zeros), so a client can remember something about an object's place across the
+  // object's death and the page's (the dead handles' tags: instance/dead_handles.hpp; they cost no
+  // room there: 31 loader objects of 128 bytes leave 80 of a 4 KiB page's bytes, side bytes of 2
+  // take 70). Set before the first allocation, as the page owner.
+  void set_side_bytes(uint32_t bytes_per_object) {
+    MS_ASSERT(slabs_ == 0 && shared_pages_ == 0, "side bytes set after pages were made");
+    side_bytes_ = bytes_per_object;
+  }
+  // The object's own side bytes (`bytes_per_object` as set), and its page's stamp word; both only
+  // for slab objects of an allocator with side bytes. Lock-free: the addresses follow from the
+  // object's address and its page's class, which do not change while the page holds an object.
+  static unsigned char* side_of(const void* object, uint32_t bytes_per_object) {
+    const Slab* s = slab_of(object);
+    // The object's index: its offset times the class's reciprocal (exact below 64 KiB pages:
+    // the rounding error stays under 1 / size), not a division.
+    size_t index = (reinterpret_cast<uintptr_t>(object) - reinterpret_cast<uintptr_t>(s) -
+                    kSlabHeaderBytes) * kClassReciprocal[s->size_class] >> 32;
+    return page_end(object) - kSideStampBytes - (index + 1) * bytes_per_object;
+  }
+  static uint64_t* side_stamp(const void* object) {
+    return reinterpret_cast<uint64_t*>(page_end(object) - kSideStampBytes);
+  }
+  // The page holding p is committed: in use, or empty and not yet given back. Its side bytes may
+  // be written then (a page given back would be faulted in again, uncounted).
+  bool page_committed(const void* p) const {
+    std::lock_guard<std::mutex> guard(lock_);
+    return pages_.committed(p);
+  }
+  // The side bytes of the whole slab page holding `object` (capacity × bytes_per_object, in
+  // front of the stamp).
+  static unsigned char* side_area(const void* object, uint32_t bytes_per_object, size_t* bytes) {
+    *bytes = size_t{slab_of(object)->capacity} * bytes_per_object;
+    return page_end(object) - kSideStampBytes - *bytes;
+  }
+  // Objects of class `c` a slab page holds, with the side bytes set.
+  size_t slab_capacity(size_t object_bytes) const;
+
   // The page owner of the allocator that handed out `object` (a slab or shared-page object, not
   // one of whole pages), read from its page's header: lock-free, the word never changes while the
   // page holds an object.
@@ -166,8 +207,26 @@ class SlabAllocator {
     const void* owner;   // set_page_owner's word
   };
   static constexpr size_t kSlabHeaderBytes = 48;
+  static constexpr size_t kSideStampBytes = 8;
+  static unsigned char* page_end(const void* p) {
+    return reinterpret_cast<unsigned char*>(slab_of(p)) + os::page_size();
+  }
   static_assert(sizeof(Slab) <= kSlabHeaderBytes);
-  static const uint32_t kClassBytes[kClasses];
+  // Steps of 16 bytes up to 256, then classes that divide a 4 KiB slab's 4 048 usable bytes with
+  // little left over. 48 holds a chunk header (84 to a page; 63 at 64 bytes, 50 at 80), 128 a
+  // loader object (31; 28 at 144), 304 a loader's arenas or a class arena (13 to a page; in 320
+  // they were 12), 672 a free-block structure (6 to a page, as 640 held; at 688 bytes in 768 it
+  // was 5), 1 552-byte medium bins go to 2 016.
+  static constexpr uint32_t kClassBytes[kClasses] = {
+      16,  32,  48,  64,  80,  96,  112, 128, 144, 160, 176,  192,  208,  224,
+      240, 256, 304, 320, 384, 448, 512, 544, 672, 768, 1008, 1344, 2016};
+  // ceil(2^32 / kClassBytes[c]): an offset in a page times it, shifted by 32, is the offset
+  // divided by the class's size.
+  static constexpr std::array<uint64_t, kClasses> kClassReciprocal = [] {
+    std::array<uint64_t, kClasses> r{};
+    for (int c = 0; c < kClasses; c++) r[c] = ((uint64_t{1} << 32) + kClassBytes[c] - 1) / kClassBytes[c];
+    return r;
+  }();
 
   static int class_of(size_t bytes);
   // Where an object of class c (class_of; -1 above the largest class) lives: a slab of its class,
@@ -203,6 +262,7 @@ class SlabAllocator {
   mutable std::mutex lock_;
   PageStore pages_;
   const void* page_owner_ = nullptr;
+  uint32_t side_bytes_ = 0;  // per slab object, at its page's end (set_side_bytes)
   Slab* partial_[kClasses] = {};  // slabs with a free object, per class
   size_t slabs_ = 0;
   size_t class_slabs_[kClasses] = {};    // slabs per class

@@ -35,8 +35,8 @@ std::string class_label(size_t object_bytes) {
     names += names.empty() ? "" : ", ";
     names += s.name;
   }
-  for (size_t handles = 2 * DeadHandles::kInlineCapacity; handles <= DeadHandles::kRemembered;
-       handles *= 2) {
+  for (size_t handles : DeadHandles::kCapacities) {
+    if (handles == DeadHandles::kInlineCapacity) continue;  // inside the metaspace object
     if (SlabAllocator::class_bytes(DeadHandles::storage_bytes(handles)) == object_bytes) {
       names += names.empty() ? "dead handles" : ", dead handles";
       break;

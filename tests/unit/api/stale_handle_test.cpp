@@ -11,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "instance/dead_handles.hpp"
 #include "os/fault_injection.hpp"
 #include "support/api_fixtures.hpp"
 #include "support/ms_assertions.hpp"
@@ -195,9 +196,10 @@ TEST_P(StaleHandles, EachMetaspaceRemembersItsOwnDead) {
 TEST_P(StaleHandles, ADeathWithoutRoomForItsHandleKeepsTheObjectUntilRoomIsFound) {
   using metaspace::os::FaultPoint;
   using metaspace::os::inject_fault;
-  // 16 deaths fill the dead handles' first storage (16 of them); the 17th needs more.
+  // 32 deaths fill the dead handles' first storage (DeadHandles::kInlineCapacity); the 33rd
+  // needs more.
   std::vector<ms_loader_t*> dead;
-  for (int i = 0; i < 16; i++) {
+  for (size_t i = 0; i < metaspace::DeadHandles::kInlineCapacity; i++) {
     ms_loader_t* l = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
     ASSERT_NE(l, nullptr);
     ASSERT_NE(ms_allocate(l, MS_SPACE_NONCLASS, 40), nullptr);

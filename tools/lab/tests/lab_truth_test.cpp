@@ -225,11 +225,12 @@ TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
 // over a 4 KiB boundary).
 TEST(LabTruth, ElasticStaysWithinItsGoalOnEveryRealTrace) {
   // Traces where 1.05 is not met, held to what the library reaches there (a regression test,
-  // not the goal): interleave (floor 1.047; 1.0766 now), Unload with class-data sharing (352 KB
-  // live: fixed costs weigh; floor 1.104; 1.1670 now) and ManyLoaders with 10 waves of 20 loaders
-  // and 60 hidden classes (floor 1.042; 1.0504 now). docs/placement-bound.md.
+  // not the goal): interleave (floor 1.047; 1.0766 now) and Unload with class-data sharing
+  // (352 KB live: fixed costs weigh; floor 1.103; 1.1670 now). docs/placement-bound.md.
+  // (ManyLoaders with 10 waves of 20 loaders and 60 hidden classes met the goal with dead
+  // handles of 4 bytes: 1.0504 -> 1.0498.)
   const std::map<std::string, double> regression_bound = {
-      {"jdk25-interleave", 1.08}, {"jdk25-unload-cds", 1.175}, {"jdk25-ml-10-20-60", 1.055}};
+      {"jdk25-interleave", 1.08}, {"jdk25-unload-cds", 1.175}};
   register_elastic_backends();
   const auto traces = expand_traces({LAB_TEST_DATA_DIR});
   ASSERT_GE(traces.size(), 8u);

@@ -29,7 +29,7 @@ namespace lab {
 struct PlacementFloorOptions {
   std::size_t page_bytes = 4096;
   std::size_t loader_object_bytes = 128;
-  std::size_t dead_handle_bytes = 8;
+  std::size_t dead_handle_bytes = 4;
   std::size_t remembered_dead_handles = 1024;
 };
 

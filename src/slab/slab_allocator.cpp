@@ -51,6 +51,8 @@ void* SlabAllocator::allocate(size_t bytes) {
   size_t page = pages_.page_bytes();
   int c = class_of(bytes);
   Home home = home_of(c);
+  MS_ASSERT(side_bytes_ == 0 || home == Home::kSlab,
+            "%zu bytes from an allocator with side bytes: only slab objects keep them", bytes);
   void* result;
   if (home == Home::kSharedPage) {
     result = allocate_shared(c);

@@ -69,7 +69,8 @@ class SlabAllocator {
   // they read zeros), so a client can remember something about an object's place across the
   // object's death and the page's (the dead handles' tags: instance/dead_handles.hpp; they cost no
   // room there: 31 loader objects of 128 bytes leave 80 of a 4 KiB page's bytes, side bytes of 2
-  // take 70). Set before the first allocation, as the page owner.
+  // take 70). Set before the first allocation, as the page owner; only for an allocator of slab
+  // objects (a shared page or an object of whole pages would be carved over them).
   void set_side_bytes(uint32_t bytes_per_object) {
     MS_ASSERT(slabs_ == 0 && shared_pages_ == 0, "side bytes set after pages were made");
     side_bytes_ = bytes_per_object;
@@ -100,7 +101,7 @@ class SlabAllocator {
     *bytes = size_t{slab_of(object)->capacity} * bytes_per_object;
     return page_end(object) - kSideStampBytes - *bytes;
   }
-  // Objects of class `c` a slab page holds, with the side bytes set.
+  // Objects of `object_bytes` (a slab class's size) a slab page holds, side bytes included.
   size_t slab_capacity(size_t object_bytes) const;
 
   // The page owner of the allocator that handed out `object` (a slab or shared-page object, not

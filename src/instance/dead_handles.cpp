@@ -44,8 +44,7 @@ bool DeadHandles::contains(uintptr_t h) const {
 }
 
 bool DeadHandles::contains_allocated(uintptr_t h) {
-  auto object = reinterpret_cast<const void*>(h & ~uintptr_t{15});
-  if (!stamped(object)) remark_page(object);
+  if (!page_stamped(object_of(h))) remark_page(object_of(h));
   return (*mark_of(h) & bit_of(h)) != 0;
 }
 
@@ -53,13 +52,10 @@ void DeadHandles::remark_page(const void* object) {
   size_t bytes;
   unsigned char* area = SlabAllocator::side_area(object, kSideBytes, &bytes);
   std::memset(area, 0, bytes);
-  uintptr_t page = reinterpret_cast<uintptr_t>(SlabAllocator::side_stamp(object));
+  const uint64_t* page = SlabAllocator::side_stamp(object);  // names the page
   for (size_t i = 0, p = oldest_; i < count_; i++, p = next(p)) {
     uintptr_t h = handle_at(p);
-    if (reinterpret_cast<uintptr_t>(SlabAllocator::side_stamp(reinterpret_cast<void*>(h))) ==
-        page) {
-      *mark_of(h) |= bit_of(h);
-    }
+    if (SlabAllocator::side_stamp(object_of(h)) == page) *mark_of(h) |= bit_of(h);
   }
   __atomic_store_n(SlabAllocator::side_stamp(object), stamp_for(object), __ATOMIC_RELAXED);
 }
@@ -93,14 +89,13 @@ void DeadHandles::add(uintptr_t h) {
     // back has none, and gets them anew from the ring when it is used again.
     // (A stamped page is committed: one given back reads zeros, and reading it costs nothing.)
     uintptr_t old = handle_at(position);
-    if (stamped(reinterpret_cast<const void*>(old & ~uintptr_t{15}))) *mark_of(old) &= ~bit_of(old);
+    if (page_stamped(object_of(old))) *mark_of(old) &= ~bit_of(old);
   } else {
     position = oldest_ + count_ < capacity_ ? oldest_ + count_ : oldest_ + count_ - capacity_;
     count_++;
   }
   ring_[position] = static_cast<uint32_t>(h - base_);
-  auto object = reinterpret_cast<const void*>(h & ~uintptr_t{15});
-  if (!stamped(object)) remark_page(object);  // (the ring holds h already)
+  if (!page_stamped(object_of(h))) remark_page(object_of(h));  // (the ring holds h already)
   *mark_of(h) |= bit_of(h);
 }
 
@@ -125,14 +120,13 @@ bool DeadHandles::verify() const {
   // exactly its remembered handles.
   for (size_t i = 0; i < count_;) {
     uintptr_t h = base_ + sorted[i];
-    auto object = reinterpret_cast<const void*>(h & ~uintptr_t{15});
+    const void* object = object_of(h);
     const uint64_t* stamp = SlabAllocator::side_stamp(object);
     size_t end = i;
-    while (end < count_ && SlabAllocator::side_stamp(reinterpret_cast<const void*>(
-                               base_ + sorted[end])) == stamp) {
+    while (end < count_ && SlabAllocator::side_stamp(object_of(base_ + sorted[end])) == stamp) {
       end++;
     }
-    if (stamped(object)) {
+    if (page_stamped(object)) {
       MS_VERIFY(objects_.page_committed(object), "dead handle %#zx: its page is stamped but not "
                 "committed", static_cast<size_t>(h));
       size_t bits = 0;
@@ -153,8 +147,7 @@ bool DeadHandles::verify() const {
 }
 
 bool DeadHandles::marked(uintptr_t h) const {
-  auto object = reinterpret_cast<const void*>(h & ~uintptr_t{15});
-  return stamped(object) && (*mark_of(h) & bit_of(h)) != 0;
+  return page_stamped(object_of(h)) && (*mark_of(h) & bit_of(h)) != 0;
 }
 
 }  // namespace metaspace

@@ -16,8 +16,8 @@
 // - A FIFO ring of the handles (each its 32-bit offset from the base of the loader objects'
 //   range: 4 GiB at most, 16-byte aligned objects plus the tag), so that forgetting the oldest is
 //   O(1). From the bookkeeping slabs (counted as overhead), grown as loaders die: nothing while
-//   none died, 128 bytes inside this object for the first 32, then shared-page objects up to 504
-//   handles, one page for 1 024.
+//   none died, 128 bytes inside this object for the first 32, then shared-page objects of 512
+//   bytes and 1 KiB (128 and 256 handles), then a page (512 handles, and 1 024).
 // - Marks where the handles' objects were: per loader object place, 2 side bytes at the end of
 //   its slab page (SlabAllocator::set_side_bytes: room a 4 KiB page of 31 loader objects leaves
 //   anyway), one bit per tag that is remembered dead for that place. Choosing a new loader's tag
@@ -43,6 +43,8 @@
 #include <cstdint>
 #include <climits>
 
+#include <metaspace/metaspace.h>
+
 #include "slab/slab_allocator.hpp"
 
 namespace metaspace {
@@ -50,8 +52,9 @@ namespace metaspace {
 class DeadHandles {
  public:
   static constexpr size_t kRemembered = 1024;
-  // Side bytes per loader object: one bit per tag (MS__HANDLE_TAG_MASK is 15).
+  // Side bytes per loader object: one bit per tag.
   static constexpr uint32_t kSideBytes = 2;
+  static_assert(MS__HANDLE_TAG_MASK < 8 * kSideBytes);
 
   // `storage`: where the ring's storage comes from. `objects`: the loader objects' allocator;
   // every handle added lies in [its range base, + 4 GiB) and names a slab object of it. Sets the
@@ -76,7 +79,13 @@ class DeadHandles {
   // For a live loader's handle (verify): its page is stamped and its place's mark for its tag is
   // set; a live loader's handle never is.
   bool marked(uintptr_t h) const;
-  static bool page_stamped(const void* object) { return stamped(object); }
+  // The page holding `object` carries valid marks (its stamp); every page holding a loader
+  // object does (verify). The stamp mixes the stamp word's own address, so that neither a page
+  // given back (zeros) nor another page's stamp reads as it.
+  static bool page_stamped(const void* object) {
+    return __atomic_load_n(SlabAllocator::side_stamp(object), __ATOMIC_RELAXED) ==
+           stamp_for(object);
+  }
 
   size_t size() const { return count_; }
   size_t capacity() const { return capacity_; }
@@ -90,27 +99,27 @@ class DeadHandles {
   // Handles held in this object itself; storage for more comes from the slabs.
   static constexpr size_t kInlineCapacity = 32;
   // The ring's sizes as it grows: the first inside this object (128 bytes, as the ring and
-  // index of 16 it replaced), then shared-page objects (up to 2 016 bytes, 504 handles), then
-  // one page. (A size below 304 bytes would take a slab page of its own.)
+  // index of 16 it replaced), then shared-page objects of 512 bytes and 1 KiB, then a page for
+  // 512 handles and for 1 024. (A size below 304 bytes would take a slab page of its own; a
+  // 2 016-byte step of 504 left a hole in a shared page once the ring outgrew it.)
   static constexpr size_t kCapacities[] = {kInlineCapacity, 128, 256, 512, kRemembered};
   static size_t storage_bytes(size_t capacity) { return capacity * sizeof(uint32_t); }
 
  private:
-  // The mark word of h's place, and its bit.
-  static uint16_t* mark_of(uintptr_t h) {
-    return reinterpret_cast<uint16_t*>(
-        SlabAllocator::side_of(reinterpret_cast<const void*>(h & ~uintptr_t{15}), kSideBytes));
+  // The object a handle names (the handle without its tag), its place's mark word, and the
+  // tag's bit in it.
+  static const void* object_of(uintptr_t h) {
+    return reinterpret_cast<const void*>(h & ~MS__HANDLE_TAG_MASK);
   }
-  static uint16_t bit_of(uintptr_t h) { return static_cast<uint16_t>(1u << (h & 15)); }
-  // The stamp a page with valid marks carries: the stamp word's own address, mixed, so that
-  // neither a page given back (zeros) nor another page's stamp reads as it.
+  static uint16_t* mark_of(uintptr_t h) {
+    return reinterpret_cast<uint16_t*>(SlabAllocator::side_of(object_of(h), kSideBytes));
+  }
+  static uint16_t bit_of(uintptr_t h) {
+    return static_cast<uint16_t>(1u << (h & MS__HANDLE_TAG_MASK));
+  }
   static uint64_t stamp_for(const void* object) {
     auto at = reinterpret_cast<uint64_t>(SlabAllocator::side_stamp(object));
     return (at * 0x9E3779B97F4A7C15u) | 1;
-  }
-  static bool stamped(const void* object) {
-    return __atomic_load_n(SlabAllocator::side_stamp(object), __ATOMIC_RELAXED) ==
-           stamp_for(object);
   }
   // Makes the marks of the page holding `object` (allocated, or its page committed) from the
   // ring, and stamps the page.

@@ -225,7 +225,9 @@ class SlabAllocator {
   // divided by the class's size.
   static constexpr std::array<uint64_t, kClasses> kClassReciprocal = [] {
     std::array<uint64_t, kClasses> r{};
-    for (int c = 0; c < kClasses; c++) r[c] = ((uint64_t{1} << 32) + kClassBytes[c] - 1) / kClassBytes[c];
+    for (int c = 0; c < kClasses; c++) {
+      r[c] = ((uint64_t{1} << 32) + kClassBytes[c] - 1) / kClassBytes[c];
+    }
     return r;
   }();
 

@@ -66,9 +66,9 @@ struct Metaspace {
 };
 
 // The inline fast path of metaspace.h with the per-block counter store it had before the counter
-// left it (issue 16: `allocs`, now the ignored `unused_allocs`), and nothing else changed (the
-// handle check and the fit_max check stay): the difference to "metaspace" is what that counter
-// cost per allocation. Reads the header's private window layout, which is fine for a measurement
+// left it (issue 16: `allocs`, now `spare`, which the library ignores on loaders that bump),
+// and nothing else changed (the handle check and the fit_max check stay): the difference to
+// "metaspace" is what that counter cost per allocation. Reads the header's private window layout, which is fine for a measurement
 // that lives next to the library; the library ignores the field it writes.
 struct MetaspaceCounted : Metaspace {
   static constexpr const char* kName = "metaspace_counted";
@@ -84,7 +84,7 @@ struct MetaspaceCounted : Metaspace {
       if (MS__LIKELY(n - 1u < static_cast<size_t>(end - top) &&
                      n > __atomic_load_n(&head->fit_max[r.space], __ATOMIC_RELAXED))) {
         __atomic_store_n(&b->top, top + n, __ATOMIC_RELAXED);
-        __atomic_store_n(&b->unused_allocs, b->unused_allocs + 1u, __ATOMIC_RELAXED);
+        __atomic_store_n(&b->spare, b->spare + 1u, __ATOMIC_RELAXED);
         return top;
       }
     }

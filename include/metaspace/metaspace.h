@@ -457,10 +457,12 @@ ms_error_t ms_archive_status(ms_metaspace_t* ms, const char** reason) MS__NOEXCE
 struct ms__bump {
   char* top;         /* next free byte of the current chunk */
   char* end;         /* end of its committed part; top == end == NULL while the fast path is off */
-  /* Unused: the inline paths used to count their blocks here (a store per block) and no longer
-   * count (ms_settings_t.count_allocations). Kept so that the layout, and the soname, stay: an
-   * executable built against the older header still writes it, and the library ignores it. */
-  uint64_t unused_allocs;
+  /* Not used by the inline paths. They used to count their blocks here (a store per block; named
+   * allocs, then unused_allocs) and no longer count (ms_settings_t.count_allocations); kept so that
+   * the layout, and the soname, stay. An executable built against an older header may still
+   * write it while it bumps, so the library reads it only where no inline path bumps: a shared
+   * loader's bump[MS_SPACE_NONCLASS].spare holds the key to its threads' windows. */
+  uint64_t spare;
 };
 
 /* A non-class arena's exact-size bins of freed blocks, made when the loader first frees

@@ -68,6 +68,7 @@ bool LoaderMetaspace::ensure_class_arena() {
 void LoaderMetaspace::destroy_arenas() {
   if (arenas_ == nullptr) return;
   if (arenas_->windows != nullptr) {
+    __atomic_store_n(&bump[MS_SPACE_NONCLASS].spare, uint64_t{0}, __ATOMIC_RELAXED);
     arenas_->windows->release_locked(env().nonclass.bookkeeping());
     SharedWindows::destroy(env().nonclass.bookkeeping(), arenas_->windows);
     arenas_->windows = nullptr;
@@ -107,7 +108,8 @@ bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
       destroy_arenas();
       return false;
     }
-    arenas_->windows->open(env().count_allocations);
+    uint64_t key = arenas_->windows->open(env().count_allocations);
+    __atomic_store_n(&bump[MS_SPACE_NONCLASS].spare, key, __ATOMIC_RELAXED);
   }
   alive_ = true;
   return true;
@@ -518,6 +520,9 @@ bool LoaderMetaspace::verify_locked() const {
         (!arenas_->has_class() || arenas_->of(MS_SPACE_CLASS).verify()))) {
     return false;
   }
+  uint64_t key = windows() != nullptr ? windows()->key() : 0;
+  MS_VERIFY(window_key() == key, "loader %p: its head names windows' key %#llx, its windows %#llx",
+            (const void*)this, (unsigned long long)window_key(), (unsigned long long)key);
   if (arenas_ != nullptr && arenas_->windows != nullptr &&
       !arenas_->windows->verify_locked(
           arenas_->of(MS_SPACE_NONCLASS),

@@ -116,12 +116,19 @@ class LoaderMetaspace : public ms__loader_head {
   // `space`, or null (then allocate()). The whole path of most of a shared loader's blocks: the
   // C API tries it before anything else.
   void* allocate_in_window(ms_space_t space, size_t bytes) const {
-    SharedWindows* w = windows();
-    if (w == nullptr || static_cast<unsigned>(space) > 1u ||
+    uint64_t key = window_key();
+    if (key == 0 || static_cast<unsigned>(space) > 1u ||
         bytes - 1 >= SharedWindows::kMaxWindowRequest) {
       return nullptr;
     }
-    return w->try_bump(space, align_up(bytes, kWordBytes));
+    return SharedWindows::try_bump(key, space, align_up(bytes, kWordBytes));
+  }
+  // A shared loader's windows' key (SharedWindows::key()), kept in its public head
+  // (bump[MS_SPACE_NONCLASS].spare: metaspace.h) while it has windows; 0 for every other
+  // loader. Only a shared loader's word is read: an executable built against an older header
+  // may write the word of a loader whose inline paths are open, never a shared one's.
+  uint64_t window_key() const {
+    return shared() ? __atomic_load_n(&bump[MS_SPACE_NONCLASS].spare, __ATOMIC_RELAXED) : 0;
   }
   ms_error_t deallocate(void* p, size_t bytes);
 

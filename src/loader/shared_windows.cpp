@@ -14,8 +14,8 @@ namespace {
 
 static_assert(kSharedWindowCacheEntries == 4, "entry_for picks an entry with the top 2 bits");
 
-// Generations are unique across every loader object, so an entry never matches a recycled one.
-std::atomic<uint64_t> g_next_generation{1};
+// Life numbers are unique across every loader object, so an entry never matches a recycled one.
+std::atomic<uint64_t> g_next_life{1};
 
 }  // namespace
 
@@ -27,12 +27,13 @@ void SharedWindows::destroy(SlabAllocator& bookkeeping, SharedWindows* windows) 
   bookkeeping.destroy_aligned(windows);
 }
 
-void SharedWindows::open(bool count) {
+uint64_t SharedWindows::open(bool count) {
   MS_ASSERT(head_ == nullptr && count_ == 0, "windows left from an earlier life");
   carved_ = 0;
-  counting_.store(count, std::memory_order_relaxed);
-  generation_.store(g_next_generation.fetch_add(1, std::memory_order_relaxed),
-                    std::memory_order_relaxed);
+  uint64_t key = g_next_life.fetch_add(1, std::memory_order_relaxed) << 1 |
+                 (count ? kCountingBit : 0);
+  key_.store(key, std::memory_order_relaxed);
+  return key;
 }
 
 SharedWindow* SharedWindows::find_locked(const void* thread, ms_space_t space) const {
@@ -46,10 +47,9 @@ void SharedWindows::install_locked(SharedWindow* w, char* block, size_t bytes, c
                                    size_t n) {
   w->end = block + bytes;
   w->top.store(result + n, std::memory_order_release);
-  count_block(w);
-  SharedWindowCacheEntry& e = entry_for(this);
-  uint64_t generation = generation_.load(std::memory_order_relaxed);
-  if (e.loader != this || e.generation != generation) e = SharedWindowCacheEntry{this, generation};
+  if (counting()) count_block(w);
+  SharedWindowCacheEntry& e = entry_for(key());
+  if (e.key != key()) e = SharedWindowCacheEntry{.key = key()};
   e.window[w->space] = w;
 }
 
@@ -136,7 +136,7 @@ void* SharedWindows::refill_locked(ms_space_t space, Arena& arena, SlabAllocator
 }
 
 void SharedWindows::release_locked(SlabAllocator& bookkeeping) {
-  generation_.store(0, std::memory_order_relaxed);  // no cache entry matches any more
+  key_.store(0, std::memory_order_relaxed);  // no cache entry matches any more
   while (head_ != nullptr) {
     SharedWindow* w = head_;
     head_ = w->next;

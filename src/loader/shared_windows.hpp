@@ -9,17 +9,22 @@
 // rest becomes a free block (salvaged) — the same lag as a TLAB's in a heap.
 //
 //   loader ─► windows: [T1 non-class: start ─ top ─ end] ─► [T1 class: ...] ─► [T2 ...] ─► null
-//   thread T1's cache: (loader, generation) ─► its windows, by space
+//   thread T1's cache: key of the loader's life ─► its windows, by space
 //
 // The path of most blocks: the inline ms_allocate finds the loader's public window closed and
 // calls ms_allocate_slow, which checks the handle's cookie and tries the calling thread's window
 // (LoaderMetaspace::allocate_in_window, try_bump) before anything else; no lock, no barrier.
-// What it reads on the way is written only at the loader's open (its kind, its arenas), atomically
+// What it reads on the way is written only at the loader's open (its kind, the key), atomically
 // (the kind byte's graduation bit, set later under the lock) or by the thread itself (its cache
-// entry, its window): every window record and the generation word sit
-// on 128-byte line pairs of their own. (From the slab, the 48-byte records of two threads shared
-// lines, and every bump invalidated the other thread's; and the base design deferred to fit_max,
-// so that 2 % of the size mix's blocks took the lock for that alone, 2.6 % for Klasses.)
+// entry, its window): every window record sits on a 128-byte line pair of its own. (From the
+// slab, the 48-byte records of two threads shared lines, and every bump invalidated the other
+// thread's.) The key of the loader's life (a number no other life of any loader had, and
+// whether blocks are counted) is kept in the loader's public head too (ms__bump.spare, unused by
+// the inline paths), on the line the cookie check has just read: the path's chain of dependent
+// loads is then the thread's cache entry and its window. Through the loader's arenas to this
+// object's key it was three loads and 12 instructions longer (callgrind, shared alloc/16: 64 ->
+// 52 instructions per call). (The base design deferred to fit_max, so that 2 % of the size
+// mix's blocks took the lock for that alone, 2.6 % for Klasses.)
 //
 // A new window, under the lock: if a free block can hold the request that did not fit (best fit,
 // so a freed block is reused before new memory), that whole block is the window (up to
@@ -42,7 +47,7 @@
 // with any other call on that loader, from any thread — the caller orders them (a runtime
 // destroys a loader only when no thread can load into it any more, after the threads that did
 // have synchronized with the destroying one). Destruction then frees every window with the
-// loader's chunks at once; a thread's cache entry names the loader's generation, which died
+// loader's chunks at once; a thread's cache entry names the key of the loader's life, which died
 // with it, so a later call with the dead handle fails as MS_ERR_DESTROYED and a recycled loader
 // object never hands out a window of its former life. Windows of threads that exited stay with
 // the loader until it dies.
@@ -77,10 +82,9 @@ struct alignas(128) SharedWindow {
 // initialized, so that the inline try_bump reaches it without a TLS wrapper call, and
 // initial-exec: the library is compiled position independent (for the shared library), and the
 // general-dynamic model called __tls_get_addr twice per try_bump and gave ms_allocate_slow a
-// stack frame. 128 bytes of the static TLS surplus that glibc keeps for libraries loaded later.
+// stack frame. 96 bytes of the static TLS surplus that glibc keeps for libraries loaded later.
 struct SharedWindowCacheEntry {
-  const void* loader = nullptr;  // the SharedWindows object
-  uint64_t generation = 0;
+  uint64_t key = 0;              // SharedWindows::key() of the life these windows belong to
   SharedWindow* window[2] = {};  // by ms_space_t
 };
 inline constexpr size_t kSharedWindowCacheEntries = 4;
@@ -116,20 +120,28 @@ class alignas(128) SharedWindows {
   static SharedWindows* create(SlabAllocator& bookkeeping);
   static void destroy(SlabAllocator& bookkeeping, SharedWindows* windows);
 
-  // Called when the loader object is (re)opened: a new generation, so that no thread's cache
-  // entry from an earlier life matches. `count`: count the blocks handed out from windows
-  // (LoaderEnvironment::count_allocations); else nothing is counted.
-  void open(bool count);
-  // The calling thread's window of `space` for this generation, if it has room for `n` bytes (a
-  // multiple of 8, at most kMaxWindowRequest). Lock-free; null: take the lock, refill_locked.
-  void* try_bump(ms_space_t space, size_t n) const {
-    SharedWindow* w = cached_window(space);
+  // Called when the loader object is (re)opened: a new key, so that no thread's cache entry
+  // from an earlier life matches. `count`: count the blocks handed out from windows
+  // (LoaderEnvironment::count_allocations); else nothing is counted. Returns the key.
+  uint64_t open(bool count);
+  // The key of this life: a number no other life of any loader had, shifted left by one, with
+  // kCountingBit set while blocks are counted; 0 once released. Never 0 while open.
+  uint64_t key() const { return key_.load(std::memory_order_relaxed); }
+  static constexpr uint64_t kCountingBit = 1;
+  // The calling thread's window of `space` in the life `key` (the loader's key()), if it has
+  // room for `n` bytes (a multiple of 8, at most kMaxWindowRequest). Lock-free, and reads
+  // nothing of the SharedWindows object: the caller has the key from the loader's head. Null:
+  // take the lock, refill_locked.
+  static void* try_bump(uint64_t key, ms_space_t space, size_t n) {
+    const SharedWindowCacheEntry& e = entry_for(key);
+    if (e.key != key) return nullptr;
+    SharedWindow* w = e.window[space];
     if (w == nullptr) return nullptr;
     char* top = w->top.load(std::memory_order_relaxed);
     if (n > static_cast<size_t>(w->end - top)) return nullptr;
     // Release: a verifier that reads the new top (under the loader lock) sees a consistent window.
     w->top.store(top + n, std::memory_order_release);
-    count_block(w);
+    if ((key & kCountingBit) != 0) count_block(w);
     return top;
   }
   // Under the loader lock, when try_bump failed: `n` bytes for the calling thread from `arena`
@@ -142,7 +154,7 @@ class alignas(128) SharedWindows {
   // could not (the window list is unchanged then).
   void* refill_locked(ms_space_t space, Arena& arena, SlabAllocator& bookkeeping, size_t n);
   // Under the loader lock, before the arenas die: forgets every window (their memory goes back
-  // with the arenas' chunks) and ends the generation.
+  // with the arenas' chunks) and ends the life (its key).
   void release_locked(SlabAllocator& bookkeeping);
 
   // Under the loader lock. `klass`: the class arena, or null if the loader has none.
@@ -153,36 +165,31 @@ class alignas(128) SharedWindows {
   size_t windows_locked() const { return count_; }
 
  private:
-  static SharedWindowCacheEntry& entry_for(const SharedWindows* loader) {
-    uint64_t a = reinterpret_cast<uintptr_t>(loader) >> 7;
-    return t_shared_window_cache[(a * 0x9E3779B97F4A7C15ull) >> 62];
+  // By the key's life number: lives made one after another (a runtime's loaders) take
+  // different entries.
+  static SharedWindowCacheEntry& entry_for(uint64_t key) {
+    return t_shared_window_cache[((key >> 1) * 0x9E3779B97F4A7C15ull) >> 62];
   }
-  // The calling thread's window of `space` through its cache entry, if the entry is this
-  // generation's; null otherwise (evicted, or none yet).
+  // The calling thread's window of `space` through its cache entry, if the entry is this life's;
+  // null otherwise (evicted, or none yet).
   SharedWindow* cached_window(ms_space_t space) const {
-    const SharedWindowCacheEntry& e = entry_for(this);
-    if (e.loader != this || e.generation != generation_.load(std::memory_order_relaxed)) {
-      return nullptr;
-    }
-    return e.window[space];
+    const SharedWindowCacheEntry& e = entry_for(key());
+    return e.key == key() ? e.window[space] : nullptr;
   }
-  // One more block handed out from `w`, if counting. Only `w`'s thread (or the lock holder
-  // acting for it) writes the count.
-  void count_block(SharedWindow* w) const {
-    if (counting_.load(std::memory_order_relaxed)) {
-      w->blocks.store(w->blocks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    }
+  // One more block handed out from `w`. Only `w`'s thread (or the lock holder acting for it)
+  // writes the count.
+  static void count_block(SharedWindow* w) {
+    w->blocks.store(w->blocks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
+  bool counting() const { return (key() & kCountingBit) != 0; }
   SharedWindow* find_locked(const void* thread, ms_space_t space) const;
   // `w`'s new memory [block, block + bytes), of which the request takes `n` from `result`.
   void install_locked(SharedWindow* w, char* block, size_t bytes, char* result, size_t n);
 
-  // Read by try_bump on every call without the lock; written at open and release, which the
-  // contract orders before and after every other call. Alone in its line pair: the list below
-  // changes under the lock.
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<bool> counting_{false};  // read by try_bump; written at open, as the generation
-  alignas(128) SharedWindow* head_ = nullptr;
+  // Written at open and release, which the contract orders before and after every other call;
+  // read under the lock (the window path reads the loader head's copy).
+  std::atomic<uint64_t> key_{0};
+  SharedWindow* head_ = nullptr;
   size_t count_ = 0;
   uint64_t carved_ = 0;  // window blocks the arenas counted as allocations
 };

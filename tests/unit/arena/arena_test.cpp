@@ -655,7 +655,7 @@ TEST_F(ArenaTest, InlinePathServesExactlyWhatTheWindowHolds) {
     if (slow_path_calls != calls) return false;
     EXPECT_EQ(p, top) << what;
     EXPECT_EQ(window.top, top + align_up(bytes, kWordBytes)) << what;
-    EXPECT_EQ(window.unused_allocs, 0u) << what << ": the inline path counts nothing";
+    EXPECT_EQ(window.spare, 0u) << what << ": the inline path counts nothing";
     return true;
   };
 
@@ -714,7 +714,7 @@ TEST_F(ArenaTest, CountingArenaKeepsItsWindowClosedAndCountsEveryBlock) {
   EXPECT_EQ(slow_path_calls, 150u);
   EXPECT_EQ(arena->allocations(), 150u);
   EXPECT_EQ(head_of(window).bins, nullptr) << "no inline reuse either";
-  EXPECT_EQ(window.unused_allocs, 0u);
+  EXPECT_EQ(window.spare, 0u);
   check(*arena);
 }
 

@@ -183,14 +183,74 @@ TEST_F(LoaderTest, FastPathOnlyWhereItMayServe) {
   }
   EXPECT_NE(window(plain, MS_SPACE_NONCLASS).top, nullptr);
   EXPECT_NE(window(plain, MS_SPACE_CLASS).top, nullptr);
-  // Calls on a shared loader all take its lock: no window to bump without it.
+  // A shared loader's public windows stay closed: its threads bump in windows of their own.
   EXPECT_EQ(window(shared, MS_SPACE_NONCLASS).top, nullptr);
   EXPECT_EQ(window(shared, MS_SPACE_CLASS).top, nullptr);
   // A bump on the window counts nothing (allocations are not counted by default).
   ASSERT_NE(ms_allocate(plain, MS_SPACE_NONCLASS, 64), nullptr);
   EXPECT_EQ(stats(plain).allocations, 0u);
   EXPECT_EQ(stats(plain).allocations_counted, 0);
-  EXPECT_EQ(window(plain, MS_SPACE_NONCLASS).unused_allocs, 0u);
+  EXPECT_EQ(window(plain, MS_SPACE_NONCLASS).spare, 0u);
+  ASSERT_MS_OK(ms_verify(ms_));
+}
+
+// A shared loader's threads find their windows by the key in its head (ms__bump.spare), and only
+// a shared loader's key is read: an executable built against an older header may write that word
+// on any loader whose inline paths bump, with any value, even a live shared loader's key.
+TEST_F(LoaderTest, OnlyASharedLoadersHeadNamesItsWindows) {
+  ms_loader_t* shared = ms_loader_create(ms_, MS_LOADER_STANDARD, MS_LOADER_SHARED);
+  ASSERT_NE(shared, nullptr);
+  char* first = static_cast<char*>(ms_allocate(shared, MS_SPACE_NONCLASS, 64));
+  ASSERT_NE(first, nullptr);
+  ASSERT_EQ(ms_allocate(shared, MS_SPACE_NONCLASS, 64), first + 64) << "bumps in its window";
+  uint64_t key = window(shared, MS_SPACE_NONCLASS).spare;
+  EXPECT_NE(key, 0u);
+  EXPECT_EQ(window(shared, MS_SPACE_CLASS).spare, 0u);
+  // ms_verify checks the head's copy against the windows' key.
+  const_cast<ms__bump&>(window(shared, MS_SPACE_NONCLASS)).spare = key + 2;
+  EXPECT_EQ(ms_verify(ms_), MS_ERR_CORRUPTED);
+  EXPECT_NE(std::strstr(ms_last_error_text(), "key"), nullptr) << ms_last_error_text();
+  const_cast<ms__bump&>(window(shared, MS_SPACE_NONCLASS)).spare = key;
+  ASSERT_MS_OK(ms_verify(ms_));
+
+  // A plain loader whose word an older executable set to the shared loader's key.
+  ms_loader_t* plain = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
+  ASSERT_NE(ms_allocate(plain, MS_SPACE_NONCLASS, 64), nullptr);
+  const_cast<ms__bump&>(window(plain, MS_SPACE_NONCLASS)).spare = key;
+  void* p = ms_allocate_slow(plain, MS_SPACE_NONCLASS, 64);
+  ASSERT_NE(p, nullptr);
+  EXPECT_NE(p, first + 128) << "took a block from the shared loader's window";
+  EXPECT_EQ(ms_allocate(shared, MS_SPACE_NONCLASS, 64), first + 128) << "its window is intact";
+  ASSERT_MS_OK(ms_verify(ms_));
+
+  // A dead loader's object is reused at once (dead_handles.hpp): a shared loader made in an object
+  // whose former life left the word set starts with its own key, or none (a micro loader has no
+  // windows), never the leftover (the object is made anew: its constructor clears the head).
+  ASSERT_MS_OK(ms_loader_destroy(plain));
+  ms_loader_t* reborn = ms_loader_create(ms_, MS_LOADER_MICRO, MS_LOADER_SHARED);
+  ASSERT_EQ(ms__head_of(reborn), ms__head_of(plain)) << "the object was not reused";
+  EXPECT_EQ(window(reborn, MS_SPACE_NONCLASS).spare, 0u);
+  p = ms_allocate(reborn, MS_SPACE_NONCLASS, 64);
+  ASSERT_NE(p, nullptr);
+  EXPECT_NE(p, first + 192) << "took a block from the shared loader's window";
+  EXPECT_EQ(ms_allocate(shared, MS_SPACE_NONCLASS, 64), first + 192) << "its window is intact";
+  ASSERT_MS_OK(ms_verify(ms_));
+  ASSERT_MS_OK(ms_loader_destroy(reborn));
+  reborn = ms_loader_create(ms_, MS_LOADER_STANDARD, MS_LOADER_SHARED);
+  ASSERT_EQ(ms__head_of(reborn), ms__head_of(plain)) << "the object was not reused";
+  uint64_t reborn_key = window(reborn, MS_SPACE_NONCLASS).spare;
+  EXPECT_NE(reborn_key, key);
+  EXPECT_NE(reborn_key, 0u);
+  char* q = static_cast<char*>(ms_allocate(reborn, MS_SPACE_NONCLASS, 64));
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(ms_allocate(reborn, MS_SPACE_NONCLASS, 64), q + 64);
+  ASSERT_MS_OK(ms_verify(ms_));
+
+  // Dead, its word is 0 and its handle fails.
+  ASSERT_MS_OK(ms_loader_destroy(shared));
+  EXPECT_EQ(window(shared, MS_SPACE_NONCLASS).spare, 0u);
+  EXPECT_EQ(ms_allocate(shared, MS_SPACE_NONCLASS, 64), nullptr);
+  EXPECT_EQ(ms_last_error(), MS_ERR_DESTROYED);
   ASSERT_MS_OK(ms_verify(ms_));
 }
 

@@ -61,7 +61,7 @@ TEST(AllocationCount, NotCountedByDefaultAndTheInlinePathServes) {
   ASSERT_EQ(ms_deallocate(l, blocks[10], 8 + 8 * 10), MS_OK);
   EXPECT_NE(head(l).bins, nullptr);
   EXPECT_EQ(ms_allocate(l, MS_SPACE_NONCLASS, 8 + 8 * 10), blocks[10]);
-  EXPECT_EQ(head(l).bump[MS_SPACE_NONCLASS].unused_allocs, 0u) << "the inline path counts nothing";
+  EXPECT_EQ(head(l).bump[MS_SPACE_NONCLASS].spare, 0u) << "the inline path counts nothing";
 
   ms_loader_stats_t ls = loader_stats(l);
   EXPECT_EQ(ls.allocations_counted, 0);
@@ -131,7 +131,7 @@ TEST(AllocationCount, CountedExactlyOnEveryPath) {
   ASSERT_NE(ms_allocate(standard, MS_SPACE_NONCLASS, 100 * 1024), nullptr);
   standard_count++;
   // An executable built against the older header writes the old counter field: ignored.
-  const_cast<ms__loader_head&>(head(standard)).bump[MS_SPACE_NONCLASS].unused_allocs = 12345;
+  const_cast<ms__loader_head&>(head(standard)).bump[MS_SPACE_NONCLASS].spare = 12345;
   ms_loader_stats_t ls = loader_stats(standard);
   EXPECT_EQ(ls.allocations_counted, 1);
   EXPECT_EQ(ls.allocations, standard_count);

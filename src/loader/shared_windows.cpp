@@ -13,6 +13,7 @@ namespace metaspace {
 namespace {
 
 static_assert(kSharedWindowCacheEntries == 4, "entry_for picks an entry with the top 2 bits");
+static_assert(sizeof(SharedWindows) == 32, "the size its comment gives");
 
 // Life numbers are unique across every loader object, so an entry never matches a recycled one.
 std::atomic<uint64_t> g_next_life{1};
@@ -20,11 +21,11 @@ std::atomic<uint64_t> g_next_life{1};
 }  // namespace
 
 SharedWindows* SharedWindows::create(SlabAllocator& bookkeeping) {
-  return bookkeeping.create_aligned<SharedWindows>();
+  return bookkeeping.create<SharedWindows>();
 }
 
 void SharedWindows::destroy(SlabAllocator& bookkeeping, SharedWindows* windows) {
-  bookkeeping.destroy_aligned(windows);
+  bookkeeping.destroy(windows);
 }
 
 uint64_t SharedWindows::open(bool count) {

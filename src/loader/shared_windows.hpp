@@ -91,7 +91,9 @@ inline constexpr size_t kSharedWindowCacheEntries = 4;
 inline constinit thread_local SharedWindowCacheEntry t_shared_window_cache
     [kSharedWindowCacheEntries] __attribute__((tls_model("initial-exec")));
 
-class alignas(128) SharedWindows {
+// 32 bytes from the slab, sharing lines with other objects: only the loader lock's holder
+// touches it (the window path reads the key from the loader's head).
+class SharedWindows {
  public:
   // A thread's first window in a space; each window it carves from a chunk after that is twice
   // the size of the one before, up to kMaxWindowBytes. A thread that makes a few blocks holds

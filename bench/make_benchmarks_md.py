@@ -286,6 +286,15 @@ def targets(table, rounds=None):
             if v is not None:
                 out.append((f"{what} ≤ 8 ns per block (size mix, best of {n} rounds): {v:.2f} ns (`{op}`); "
                             f"mimalloc {side_best(rounds, 'mimalloc', op) or float('nan'):.2f} ns", v <= 8.0))
+        # A process of this benchmark runs at one of two levels on the shared machine (bench/analysis.md,
+        # 09:11 run of 2026-11-27): the rounds, each a process of its own, judge it as they judge reuse.
+        rs = [(op, side_best(rounds, "metaspace_shared", op)) for op in ("alloc/16", "alloc/mix")]
+        rs = [(op, v) for op, v in rs if v is not None]
+        if rs:
+            worst = max(rs, key=lambda x: x[1])
+            out.append((f"One shared loader, one thread ≤ 10 ns per block, block written (best of {n} rounds): "
+                        f"worst {worst[1]:.2f} ns (`{worst[0]}`); "
+                        + ", ".join(f"`{op}` {v:.2f}" for op, v in rs), worst[1] <= 10.0))
     r = ratio(table, "glibc", "destroy_1000", "ns")
     if r is not None:
         out.append((f"Loader destroy with 1 000 blocks ≥ 10× faster than glibc one-by-one free: "
@@ -333,19 +342,23 @@ def heap_states(table):
                       "× vs aged | × vs clean |", "|---|---|---|---|---|---|"] + lines)
 
 
-def shared_loader_table(table):
-    """One MS_LOADER_SHARED loader used by one thread, against an own loader, same run."""
+def shared_loader_table(table, rounds=None):
+    """One MS_LOADER_SHARED loader used by one thread, against an own loader, same run; with the
+    side-by-side rounds, the best of them too (scripts/bench.sh runs the allocation rows there)."""
     lines = []
     for op, what in (("alloc/16", "allocate 16 B, warm"), ("alloc/mix", "allocate, size mix, warm"),
                      ("free", "premature deallocation (size mix)"), ("reuse", "allocate again from freed blocks")):
         own, shared = figure(table, "metaspace", op), figure(table, "metaspace_shared", op)
         if own is None or shared is None:
             continue
-        lines.append(f"| {what} (`{op}`) | {own:.2f} | {shared:.2f} |")
+        best = side_best(rounds, "metaspace_shared", op) if rounds else None
+        lines.append(f"| {what} (`{op}`) | {own:.2f} | {shared:.2f} | "
+                     + (f"{best:.2f} |" if best is not None else "– |"))
     if not lines:
         return None
-    return "\n".join(["| operation | own loader ns/block | shared loader, one thread ns/block |",
-                      "|---|---|---|"] + lines)
+    n = len(rounds) if rounds else 0
+    return "\n".join(["| operation | own loader ns/block | shared loader, one thread ns/block | "
+                      f"shared loader, best of {n} side-by-side rounds |", "|---|---|---|---|"] + lines)
 
 
 SIDE_ROWS = ["alloc/8", "alloc/16", "alloc/32", "alloc/64", "alloc/mix", "free", "reuse"]
@@ -638,7 +651,8 @@ def main():
                f"The rows above are medians of runs minutes apart per allocator. Here `bench_metaspace` and "
                f"`bench_mimalloc` ran the warm allocation, free and reuse rows alternately, {len(rounds)} rounds "
                f"(1-minute load average {min(loads):.1f}–{max(loads):.1f} across them), so both allocators "
-               "met the same neighbours; best of the rounds, and the spread of the per-round ratio:" if loads else
+               "met the same neighbours (the shared loader's allocation rows ran in the same rounds: "
+               "its table below); best of the rounds, and the spread of the per-round ratio:" if loads else
                f"`bench_metaspace` and `bench_mimalloc` alternately, {len(rounds)} rounds:",
                "", side_by_side_table(rounds), ""]
     cc = counter_cost(table, rounds)
@@ -660,7 +674,7 @@ def main():
                "unrelated 64 KiB request, after which glibc has consolidated its free chunks and carves "
                "small requests off the top, as on a fresh heap. Both states are real; the ratios differ "
                "accordingly:", "", hs, ""]
-    sl = shared_loader_table(table)
+    sl = shared_loader_table(table, rounds)
     if sl:
         md += ["### One shared loader (`MS_LOADER_SHARED`), one thread", "",
                "Each thread bumps in its own window of the shared loader (docs/threads.md); the thread rows "

@@ -47,7 +47,7 @@ done
 side=$out/side
 rm -rf "$side"
 mkdir -p "$side"
-side_filter='^(metaspace|metaspace_nocount|metaspace_counted|mimalloc)/(alloc/(8|16|32|64|mix)|free|reuse)/'
+side_filter='^(metaspace|metaspace_nocount|metaspace_counted|mimalloc)/(alloc/(8|16|32|64|mix)|free|reuse)/|^metaspace_shared/alloc/(16|mix)/'
 if [ -z "$filter" ] && [ -x "$build/bench/bench_metaspace" ] && [ -x "$build/bench/bench_mimalloc" ]; then
   echo "== side by side: bench_metaspace and bench_mimalloc, ${BENCH_SIDE_ROUNDS:-7} rounds" >&2
   for round in $(seq 1 "${BENCH_SIDE_ROUNDS:-7}"); do

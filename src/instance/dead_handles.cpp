@@ -44,11 +44,12 @@ bool DeadHandles::contains(uintptr_t h) const {
 }
 
 bool DeadHandles::contains_allocated(uintptr_t h) {
-  if (!page_stamped(object_of(h))) remark_page(object_of(h));
+  ensure_marks(object_of(h));
   return (*mark_of(h) & bit_of(h)) != 0;
 }
 
-void DeadHandles::remark_page(const void* object) {
+void DeadHandles::ensure_marks(const void* object) {
+  if (page_stamped(object)) return;
   size_t bytes;
   unsigned char* area = SlabAllocator::side_area(object, kSideBytes, &bytes);
   std::memset(area, 0, bytes);
@@ -95,7 +96,7 @@ void DeadHandles::add(uintptr_t h) {
     count_++;
   }
   ring_[position] = static_cast<uint32_t>(h - base_);
-  if (!page_stamped(object_of(h))) remark_page(object_of(h));  // (the ring holds h already)
+  ensure_marks(object_of(h));  // (the ring holds h already)
   *mark_of(h) |= bit_of(h);
 }
 

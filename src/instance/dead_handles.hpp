@@ -121,9 +121,9 @@ class DeadHandles {
     auto at = reinterpret_cast<uint64_t>(SlabAllocator::side_stamp(object));
     return (at * 0x9E3779B97F4A7C15u) | 1;
   }
-  // Makes the marks of the page holding `object` (allocated, or its page committed) from the
-  // ring, and stamps the page.
-  void remark_page(const void* object);
+  // Unless the page holding `object` (allocated, or its page committed) is stamped: makes its
+  // marks from the ring and stamps it.
+  void ensure_marks(const void* object);
   uintptr_t handle_at(size_t position) const { return base_ + ring_[position]; }
   size_t next(size_t position) const { return position + 1 == capacity_ ? 0 : position + 1; }
 

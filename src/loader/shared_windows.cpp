@@ -48,7 +48,7 @@ void SharedWindows::install_locked(SharedWindow* w, char* block, size_t bytes, c
                                    size_t n) {
   w->end = block + bytes;
   w->top.store(result + n, std::memory_order_release);
-  if (counting()) count_block(w);
+  if (counts(key())) count_block(w);
   SharedWindowCacheEntry& e = entry_for(key());
   if (e.key != key()) e = SharedWindowCacheEntry{.key = key()};
   e.window[w->space] = w;

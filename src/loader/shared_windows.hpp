@@ -130,6 +130,7 @@ class SharedWindows {
   // kCountingBit set while blocks are counted; 0 once released. Never 0 while open.
   uint64_t key() const { return key_.load(std::memory_order_relaxed); }
   static constexpr uint64_t kCountingBit = 1;
+  static bool counts(uint64_t key) { return (key & kCountingBit) != 0; }
   // The calling thread's window of `space` in the life `key` (the loader's key()), if it has
   // room for `n` bytes (a multiple of 8, at most kMaxWindowRequest). Lock-free, and reads
   // nothing of the SharedWindows object: the caller has the key from the loader's head. Null:
@@ -143,7 +144,7 @@ class SharedWindows {
     if (n > static_cast<size_t>(w->end - top)) return nullptr;
     // Release: a verifier that reads the new top (under the loader lock) sees a consistent window.
     w->top.store(top + n, std::memory_order_release);
-    if ((key & kCountingBit) != 0) count_block(w);
+    if (counts(key)) count_block(w);
     return top;
   }
   // Under the loader lock, when try_bump failed: `n` bytes for the calling thread from `arena`
@@ -183,7 +184,6 @@ class SharedWindows {
   static void count_block(SharedWindow* w) {
     w->blocks.store(w->blocks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
-  bool counting() const { return (key() & kCountingBit) != 0; }
   SharedWindow* find_locked(const void* thread, ms_space_t space) const;
   // `w`'s new memory [block, block + bytes), of which the request takes `n` from `result`.
   void install_locked(SharedWindow* w, char* block, size_t bytes, char* result, size_t n);

@@ -544,26 +544,39 @@ static inline void ms__bins_leave(struct ms__free_bins* f) MS__NOEXCEPT {
   __atomic_store_n(&f->busy, 0u, __ATOMIC_RELEASE);
 }
 
-/* The bin of n bytes (8..1024, a multiple of 8) with its bit in *mask, or NULL (no medium bins
- * yet). Small or medium is chosen by selects, not a branch: in the size mix the two come in
- * random order (89 % small), and the mispredicted branch was ~15 % of an inline reuse's samples.
- * Addresses are computed as integers: the medium candidate is formed (never used) while the
- * medium bins do not exist. */
-static inline struct ms__free_bin* ms__bin_of(struct ms__free_bins* f, size_t n, uint64_t** mask,
-                                              uint64_t* bit) MS__NOEXCEPT {
-  size_t w = n / 8u;
-  uintptr_t m = (uintptr_t)f->medium;
-  int small = w <= 32u;
-  uintptr_t pick_small = (uintptr_t)0 - (uintptr_t)small; /* all ones if small, else 0 */
-  if ((m | pick_small) == 0) return NULL;                  /* medium, and no medium bins */
-  size_t i = w - 33u + ((size_t)small << 5);             /* w - 1 if small */
-  uintptr_t medium_bins = m + offsetof(struct ms__medium_bins, bin);
-  uintptr_t medium_word = m + offsetof(struct ms__medium_bins, mask) + i / 64u * sizeof(uint64_t);
-  uintptr_t bins = medium_bins ^ (((uintptr_t)f->bin ^ medium_bins) & pick_small);
-  uintptr_t word = medium_word ^ (((uintptr_t)&f->mask ^ medium_word) & pick_small);
-  *mask = (uint64_t*)word;
-  *bit = (uint64_t)1 << (i % 64u);
-  return (struct ms__free_bin*)(bins + i * sizeof(struct ms__free_bin));
+/* Whether f has a bin of w words (1..128): the small ones always, the medium ones (33..128)
+ * once the first block of such a size was freed. */
+static inline int ms__bin_exists(const struct ms__free_bins* f, size_t w) MS__NOEXCEPT {
+  return ((uintptr_t)f->medium | (uintptr_t)(w <= 32u)) != 0;
+}
+
+/* The bin of w words in f, which exists (ms__bin_exists). Small or medium is chosen by a
+ * conditional move, not a branch: in the size mix the two come in random order (89 % small),
+ * and the mispredicted branch was ~15 % of an inline reuse's samples. Each kind's base is its
+ * array moved back by its first size, so the bin is base + w entries for both (computed as
+ * integers: the medium base is formed, never used, while there are no medium bins). */
+static inline struct ms__free_bin* ms__bin_at(struct ms__free_bins* f, size_t w) MS__NOEXCEPT {
+  uintptr_t small_base = (uintptr_t)f->bin - 1u * sizeof(struct ms__free_bin);
+  uintptr_t medium_base = (uintptr_t)f->medium + offsetof(struct ms__medium_bins, bin) -
+                          33u * sizeof(struct ms__free_bin);
+  uintptr_t small = w <= 32u;
+  /* Opaque to the optimizer (no instruction): otherwise it may thread the caller's later test of
+   * the same size into a branch here, as it did in the inline free. */
+  __asm__("" : "+r"(small));
+  uintptr_t base = small ? small_base : medium_base;
+  return (struct ms__free_bin*)(base + w * sizeof(struct ms__free_bin));
+}
+
+/* The non-empty mask word of the bin of w words, and its bit. Only when a bin empties or fills,
+ * so not on the way of a push or pop to a bin that keeps blocks. */
+static inline uint64_t* ms__bin_mask_of(struct ms__free_bins* f, size_t w,
+                                        uint64_t* bit) MS__NOEXCEPT {
+  if (w <= 32u) {
+    *bit = (uint64_t)1 << (w - 1u);
+    return &f->mask;
+  }
+  *bit = (uint64_t)1 << ((w - 33u) % 64u);
+  return &f->medium->mask[(w - 33u) / 64u];
 }
 
 /* Pops a block of exactly n bytes (8..1024, a multiple of 8) off f's bin of that size if the
@@ -573,17 +586,24 @@ static inline struct ms__free_bin* ms__bin_of(struct ms__free_bins* f, size_t n,
  * are not counted. */
 __attribute__((always_inline, unused)) static inline void* ms__bins_pop(
     struct ms__free_bins* f, size_t n) MS__NOEXCEPT {
+  size_t w = n / 8u;
   if (!ms__bins_enter(f)) return NULL;
-  uint64_t* mask;
-  uint64_t bit;
-  struct ms__free_bin* bin = ms__bin_of(f, n, &mask, &bit);
-  uintptr_t block = bin != NULL ? bin->first : 0;
+  if (!ms__bin_exists(f, w)) {
+    ms__bins_leave(f);
+    return NULL;
+  }
+  struct ms__free_bin* bin = ms__bin_at(f, w);
+  uintptr_t block = bin->first;
   intptr_t budget = __atomic_load_n(&f->budget, __ATOMIC_RELAXED);
   /* The block's own link carries its tag: only tag 0 (freed here, own space) is taken. */
   uintptr_t next = block != 0 ? *(uintptr_t*)block : 7u;
   if ((next & 7u) == 0 && budget >= (intptr_t)n) {
     bin->first = next;
-    if (next == 0) *mask &= ~bit;
+    if (next == 0) {
+      uint64_t bit;
+      uint64_t* mask = ms__bin_mask_of(f, w, &bit);
+      *mask &= ~bit;
+    }
     __atomic_store_n(&bin->count, bin->count - 1u, __ATOMIC_RELAXED);
     __atomic_store_n(&f->budget, budget - (intptr_t)n, __ATOMIC_RELAXED);
     ms__bins_leave(f);
@@ -605,14 +625,18 @@ __attribute__((always_inline, unused)) static inline int ms__bins_push(
   int owned = (a >= f->current_lo && a < top && n <= top - a) ||
               (a >= f->retired_lo && a < f->retired_hi && n <= f->retired_hi - a);
   if (!owned || !ms__bins_enter(f)) return 0;
-  uint64_t* mask;
-  uint64_t bit;
-  struct ms__free_bin* bin = ms__bin_of(f, n, &mask, &bit);
+  size_t w = n / 8u;
   intptr_t budget = __atomic_load_n(&f->budget, __ATOMIC_RELAXED);
-  if (bin != NULL && budget >= (intptr_t)n) {
-    *(uintptr_t*)p = bin->first;
+  if (ms__bin_exists(f, w) && budget >= (intptr_t)n) {
+    struct ms__free_bin* bin = ms__bin_at(f, w);
+    uintptr_t first = bin->first;
+    *(uintptr_t*)p = first;
     bin->first = a;
-    *mask |= bit;
+    if (first == 0) {
+      uint64_t bit;
+      uint64_t* mask = ms__bin_mask_of(f, w, &bit);
+      *mask |= bit;
+    }
     __atomic_store_n(&bin->count, bin->count + 1u, __ATOMIC_RELAXED);
     __atomic_store_n(&f->budget, budget - (intptr_t)n, __ATOMIC_RELAXED);
     if (n > *fit_max) __atomic_store_n(fit_max, (uint32_t)n, __ATOMIC_RELAXED);

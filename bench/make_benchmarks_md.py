@@ -281,13 +281,20 @@ def targets(table, rounds=None):
             out.append((f"Fast path ≥ 1.3× mimalloc's `mi_heap_malloc` on every size row, block written, side "
                         f"by side (best of {n} alternating rounds each): lowest {worst[1]:.2f}× (`{worst[0]}`); "
                         + ", ".join(f"`{op}` {r:.2f}×" for op, r in rs), worst[1] >= 1.3))
-        for op, what in (("free", "Premature free"), ("reuse", "Reuse of a freed block")):
+        # The 8 ns were set when mimalloc took 2.5 ns (free) and 2.8 ns (reuse) on this machine; the
+        # machine's speed moves by 1.5x from hour to hour, so the line also gives the ratio to
+        # mimalloc in the same rounds beside the one the 8 ns stood for. The verdict stays the 8 ns.
+        for op, what, mi_then in (("free", "Premature free", 2.5), ("reuse", "Reuse of a freed block", 2.8)):
             v = side_best(rounds, "metaspace", op)
             if v is not None:
+                mi = side_best(rounds, "mimalloc", op)
+                rel = "" if not mi else (f"; {v / mi:.2f}× mimalloc's time in the same rounds (8 ns was "
+                                         f"{8.0 / mi_then:.1f}× mimalloc's {mi_then} ns when the target was set)")
                 out.append((f"{what} ≤ 8 ns per block (size mix, best of {n} rounds): {v:.2f} ns (`{op}`); "
-                            f"mimalloc {side_best(rounds, 'mimalloc', op) or float('nan'):.2f} ns", v <= 8.0))
-        # A process of this benchmark runs at one of two levels on the shared machine (bench/analysis.md,
-        # 09:11 run of 2026-11-27): the rounds, each a process of its own, judge it as they judge reuse.
+                            f"mimalloc {mi or float('nan'):.2f} ns{rel}", v <= 8.0))
+        # This benchmark runs at one of two levels on the shared machine, and the level moves with time,
+        # within a process too (bench/analysis.md, 09:11 and 11:47 runs of 2026-11-27): the rounds, each
+        # a process of its own minutes apart, judge it as they judge reuse.
         rs = [(op, side_best(rounds, "metaspace_shared", op)) for op in ("alloc/16", "alloc/mix")]
         rs = [(op, v) for op, v in rs if v is not None]
         if rs:

@@ -652,10 +652,12 @@ __attribute__((always_inline, unused)) static inline int ms__bins_push(
  * of ms_allocate's body, so that the bump stays small enough to be inlined at every call site. */
 __attribute__((noinline, unused)) static void* ms__allocate_reuse(
     ms_loader_t* loader, ms_space_t space, size_t bytes, size_t n) MS__NOEXCEPT {
-  struct ms__loader_head* head = ms__head_of(loader);
-  struct ms__free_bins* f = head->bins;
-  if (f != NULL && space == MS_SPACE_NONCLASS && n - 1u < 1024u &&
-      n <= __atomic_load_n(&head->fit_max[MS_SPACE_NONCLASS], __ATOMIC_RELAXED)) {
+  struct ms__free_bins* f = ms__head_of(loader)->bins;
+  /* Non-class space and 8..1024 bytes in one test (space is 0 or 1 here). fit_max is not tested
+   * again: no bin holds a block above it (it is at least the largest free block), so a request
+   * above it that comes here because the bump is out of room finds its bin empty; an exact fit
+   * it finds is a best fit whatever fit_max says. */
+  if (f != NULL && ((n - 1u) | ((size_t)space << 10)) < 1024u) {
     void* p = ms__bins_pop(f, n);
     if (p != NULL) return p;
   }

@@ -71,6 +71,45 @@ TEST_F(InlineFree, FreedBlockIsReusedForItsSizeEverySizeUpTo128Words) {
   EXPECT_EQ(st.allocations_counted, 0);
 }
 
+// The inline push writes a bin's non-empty bit only when the bin fills, the pop clears it only
+// when it empties: the bit must follow the bin through both, in each mask word (small, and the
+// medium bins' two words, split at 97 words).
+TEST_F(InlineFree, NonEmptyBitFollowsTheBinThroughFillAndEmpty) {
+  for (size_t w : {size_t{1}, size_t{31}, size_t{32}, size_t{33}, size_t{96}, size_t{97}, size_t{128}}) {
+    size_t n = w * 8;
+    void* a = alloc(n);
+    void* b = alloc(n);
+    void* keep = alloc(8);  // neither freed block is the last one handed out
+    ASSERT_EQ(ms_deallocate(l_, a, n), MS_OK) << w;
+    ASSERT_EQ(ms_deallocate(l_, b, n), MS_OK) << w;
+    ASSERT_NE(head().bins, nullptr);
+    const ms__free_bins& f = *head().bins;
+    auto bit_set = [&] {
+      if (w <= 32) return (f.mask >> (w - 1) & 1u) != 0;
+      return f.medium != nullptr && (f.medium->mask[(w - 33) / 64] >> ((w - 33) % 64) & 1u) != 0;
+    };
+    const ms__free_bin& bin = w <= 32 ? f.bin[w - 1] : f.medium->bin[w - 33];
+    EXPECT_EQ(bin.count, 2u) << w;
+    EXPECT_TRUE(bit_set()) << w << " words: two blocks filed";
+    check();
+    EXPECT_EQ(ms_allocate(l_, MS_SPACE_NONCLASS, n), b) << w;
+    EXPECT_TRUE(bit_set()) << w << " words: one block left";
+    check();
+    EXPECT_EQ(ms_allocate(l_, MS_SPACE_NONCLASS, n), a) << w;
+    EXPECT_FALSE(bit_set()) << w << " words: the bin is empty";
+    EXPECT_EQ(bin.count, 0u) << w;
+    check();
+    // Filled again from empty: the bit comes back.
+    ASSERT_EQ(ms_deallocate(l_, a, n), MS_OK) << w;
+    EXPECT_TRUE(bit_set()) << w << " words: filled again";
+    check();
+    EXPECT_EQ(ms_allocate(l_, MS_SPACE_NONCLASS, n), a) << w;
+    ASSERT_EQ(ms_deallocate(l_, keep, 8), MS_OK);
+    EXPECT_EQ(ms_allocate(l_, MS_SPACE_NONCLASS, 8), keep);
+    check();
+  }
+}
+
 TEST_F(InlineFree, StatisticsCountInlineFreedBlocks) {
   std::vector<void*> blocks;
   size_t freed = 0;

@@ -48,9 +48,10 @@ void SharedWindows::install_locked(SharedWindow* w, char* block, size_t bytes, c
                                    size_t n) {
   w->end = block + bytes;
   w->top.store(result + n, std::memory_order_release);
-  if (counts(key())) count_block(w);
-  SharedWindowCacheEntry& e = entry_for(key());
-  if (e.key != key()) e = SharedWindowCacheEntry{.key = key()};
+  uint64_t key = this->key();
+  if (counts(key)) count_block(w);
+  SharedWindowCacheEntry& e = entry_for(key);
+  if (e.key != key) e = SharedWindowCacheEntry{.key = key};
   e.window[w->space] = w;
 }
 
@@ -60,7 +61,7 @@ void* SharedWindows::refill_locked(ms_space_t space, Arena& arena, SlabAllocator
   const void* thread = t_shared_window_cache;
   // The thread's window: through its cache entry, or (evicted, or a thread reused the entry) the
   // list.
-  SharedWindow* w = cached_window(space);
+  SharedWindow* w = cached_window(key(), space);
   if (w == nullptr) {
     w = find_locked(thread, space);
     char* top = w != nullptr ? w->top.load(std::memory_order_relaxed) : nullptr;

@@ -136,9 +136,7 @@ class SharedWindows {
   // nothing of the SharedWindows object: the caller has the key from the loader's head. Null:
   // take the lock, refill_locked.
   static void* try_bump(uint64_t key, ms_space_t space, size_t n) {
-    const SharedWindowCacheEntry& e = entry_for(key);
-    if (e.key != key) return nullptr;
-    SharedWindow* w = e.window[space];
+    SharedWindow* w = cached_window(key, space);
     if (w == nullptr) return nullptr;
     char* top = w->top.load(std::memory_order_relaxed);
     if (n > static_cast<size_t>(w->end - top)) return nullptr;
@@ -173,11 +171,11 @@ class SharedWindows {
   static SharedWindowCacheEntry& entry_for(uint64_t key) {
     return t_shared_window_cache[((key >> 1) * 0x9E3779B97F4A7C15ull) >> 62];
   }
-  // The calling thread's window of `space` through its cache entry, if the entry is this life's;
-  // null otherwise (evicted, or none yet).
-  SharedWindow* cached_window(ms_space_t space) const {
-    const SharedWindowCacheEntry& e = entry_for(key());
-    return e.key == key() ? e.window[space] : nullptr;
+  // The calling thread's window of `space` through its cache entry, if the entry is of the life
+  // `key`; null otherwise (evicted, or none yet). try_bump's lookup, and refill_locked's.
+  static SharedWindow* cached_window(uint64_t key, ms_space_t space) {
+    const SharedWindowCacheEntry& e = entry_for(key);
+    return e.key == key ? e.window[space] : nullptr;
   }
   // One more block handed out from `w`. Only `w`'s thread (or the lock holder acting for it)
   // writes the count.

@@ -235,6 +235,10 @@ void* Arena::allocate(size_t bytes) {
       return nullptr;
     }
     p = static_cast<char*>(allocate_from_free_blocks(total));
+    if (condemned_) {  // just now: the overwrite is this call's error
+      publish();
+      return nullptr;
+    }
   }
   if (p == nullptr) p = static_cast<char*>(allocate_from_chunks(total));
   if (p != nullptr) {
@@ -348,13 +352,33 @@ bool Arena::same_foreign(const Contribution& a, const Contribution& b) {
 void* Arena::allocate_from_free_blocks(size_t bytes) {
   size_t got = 0;
   BlockOrigin origin;
-  char* p = static_cast<char*>(free_blocks_->take(bytes, &got, &origin));
+  char* p;
+  if (checked_) {
+    bool damaged = false;
+    p = static_cast<char*>(
+        free_blocks_->take_checked(bytes, handed_out_bounds(SIZE_MAX), &got, &origin, &damaged));
+    if (damaged) {
+      condemned_ = true;
+      return nullptr;
+    }
+  } else {
+    p = static_cast<char*>(free_blocks_->take(bytes, &got, &origin));
+  }
   if (p == nullptr) return nullptr;
-  if (got > bytes) give_away(p + bytes, got - bytes, origin);
+  if (got > bytes) {
+    // The rest of a freed block is checked for the zap pattern when it is taken in turn, behind
+    // its own list header: what was this block's tree node (or link) is zapped again first.
+    if (checked_ && origin == BlockOrigin::kDeallocated) {
+      std::memset(p + bytes, Fence::kZapFreed, std::min(got - bytes, BlockTree::kNodeBytes));
+    }
+    give_away(p + bytes, got - bytes, origin);
+  }
   return p;
 }
 
 void Arena::give_away(char* p, size_t bytes, BlockOrigin origin) {
+  // Into lists that are not trusted any more nothing is filed: the bytes stay handed out.
+  if (wastage_target().condemned_) return;
   if (wastage_ != nullptr) {
     wastage_->add_wastage(p, bytes, origin);
   } else {
@@ -364,6 +388,7 @@ void Arena::give_away(char* p, size_t bytes, BlockOrigin origin) {
 }
 
 void Arena::add_wastage(char* p, size_t bytes, BlockOrigin origin) {
+  if (condemned_) return;  // as give_away
   MS_ASSERT(free_blocks_ != nullptr, "wastage before the free blocks were made");
   free_blocks_->add(p, bytes, origin);
   refresh_fit_max();
@@ -506,6 +531,11 @@ ms_error_t Arena::deallocate_parked(void* p, size_t bytes) {
     }
     if (ms_error_t e = FenceList::check_free(this, p, n); e != MS_OK) return e;
   }
+  if (condemned_) {
+    // Freed (a second free is still recognised) but not filed: the lists are not trusted.
+    FenceList::mark_freed(p, n);
+    return MS_OK;
+  }
   if (!ensure_free_blocks()) return MS_ERR_OUT_OF_MEMORY;
   if (checked_) FenceList::mark_freed(p, n);
   free_blocks_->add(p, n);
@@ -596,13 +626,28 @@ ArenaStats Arena::stats_locked() const {
   return s;
 }
 
-bool Arena::verify() const {
-  // Free blocks are read only where this arena (or its donor) handed memory out: a freed block
-  // the runtime wrote over is reported, not followed. In checked mode that is an overwrite.
-  BlockBounds bounds{[](const void* arena, const void* p, size_t bytes) {
+BlockBounds Arena::handed_out_bounds(size_t max_blocks) const {
+  return BlockBounds{[](const void* arena, const void* p, size_t bytes) {
                        return static_cast<const Arena*>(arena)->handed_out(p, bytes);
                      },
-                     this, handed_out_bytes() / kWordBytes + 1};
+                     this, max_blocks};
+}
+
+bool Arena::verify() const {
+  if (!verify_state()) return false;
+  // Everything else checked first: the lists were found overwritten, not the accounting.
+  if (condemned_) {
+    fail(MS_ERR_OVERWRITE, "arena %p: an allocation found a free block written after it was "
+         "freed (its error said where); freed blocks are no longer reused", (const void*)this);
+    return false;
+  }
+  return true;
+}
+
+bool Arena::verify_state() const {
+  // Free blocks are read only where this arena (or its donor) handed memory out: a freed block
+  // the runtime wrote over is reported, not followed. In checked mode that is an overwrite.
+  BlockBounds bounds = handed_out_bounds(handed_out_bytes() / kWordBytes + 1);
   // The owner's inline paths stay out of the bins while they are read (owner_exclusion.hpp).
   std::optional<OwnerExclusion> exclusion;
   if (free_blocks_ != nullptr && free_blocks_->published()) {

@@ -175,6 +175,7 @@ class Arena {
   bool verify() const;
 
  private:
+  bool verify_state() const;  // verify() but for a condemned arena's report
   char* top() const;
   void park();     // window → top_/end_
   void publish();  // top_/end_ → window, if the fast path may serve
@@ -240,6 +241,11 @@ class Arena {
   const bool inline_free_;
   const bool checked_;
   const bool count_allocations_;
+  // Checked mode: a take met a free block the runtime wrote over after freeing it (reported then,
+  // MS_ERR_OVERWRITE). The lists are not trusted from then on: nothing is taken from them or
+  // filed in them, freed blocks stay handed out (counted as used) until the loader dies, and
+  // verify() reports the overwrite. In the padding behind the flags (the arena stays 280 bytes).
+  bool condemned_ = false;
   // Bytes at the start of the home chunk that are the owner's (adopt_home_chunk), or 0. In the
   // padding behind the flags: the arena stays 280 bytes. (A prefix is about 300 bytes.)
   uint16_t home_prefix_ = 0;
@@ -272,7 +278,11 @@ class Arena {
   char* handed_out_base(const Chunk* c) const {
     return is_home(c) ? c->base + home_prefix_ : c->base;
   }
-  bool has_free_blocks() const { return free_blocks_ != nullptr && !free_blocks_->empty(); }
+  bool has_free_blocks() const {
+    return free_blocks_ != nullptr && !condemned_ && !free_blocks_->empty();
+  }
+  // What free-block walks may read: memory this arena (or its donor) handed out.
+  BlockBounds handed_out_bounds(size_t max_blocks) const;
   size_t largest_free_block() const {
     return free_blocks_ == nullptr ? 0 : free_blocks_->largest_bytes();
   }

@@ -51,6 +51,20 @@ inline void sum(const ms__free_bin* bins, size_t n, size_t first_words, size_t* 
   *blocks += run;
   *words += weighted + run * (first_words - 1);
 }
+// Checked mode, before a take from `bin` (blocks of `words` words): its first block and that
+// block's link lie where `bounds` allows, and the link agrees with the bin's count (a last block
+// links to nothing, any other to a block). A write into a freed block's first word fails this,
+// so the take that follows never chases a smashed link (docs/guarantees.md).
+inline bool head_sound(const ms__free_bin& bin, size_t words, const BlockBounds& bounds) {
+  uintptr_t b = bin.first;
+  size_t n = count_of(bin);
+  if (b == 0 || b % 8 != 0 || n == 0 || !bounds(reinterpret_cast<void*>(b), words * 8)) {
+    return false;
+  }
+  uintptr_t after = next(b);
+  if (after == 0) return n == 1;
+  return n > 1 && bounds(reinterpret_cast<void*>(after), words * 8);
+}
 // Visits every block of `n` bins as f(block, words, tag). Only on bins verify() accepted.
 template <typename F>
 void for_each(const ms__free_bin* bins, size_t n, size_t first_words, F f) {
@@ -78,6 +92,14 @@ class BinList {
   void add(void* p, size_t words, unsigned tag = 0);
   // The smallest block of at least `words` words, or null; its size goes to *got_words.
   void* take(size_t words, size_t* got_words, unsigned* tag = nullptr);
+  // The bin take() would pop from, or null; its block size goes to *bin_words. Reads no block.
+  const ms__free_bin* bin_for(size_t words, size_t* bin_words) const {
+    uint64_t candidates = bins_.mask & (~uint64_t{0} << (words - 1));
+    if (candidates == 0) return nullptr;
+    size_t i = static_cast<size_t>(std::countr_zero(candidates));
+    *bin_words = i + 1;
+    return &bins_.bin[i];
+  }
 
   // Owner only (the bitmap is the inline paths').
   bool empty() const { return bins_.mask == 0; }

@@ -92,11 +92,17 @@ void BlockTree::add(void* p, size_t words, unsigned tag) {
   if (words > largest_) largest_ = words;
 }
 
-void* BlockTree::take(size_t words, size_t* got_words, unsigned* tag) {
+template <typename Enter>
+BlockTree::Node* BlockTree::best_fit(Node* root, size_t words, Enter enter, bool* stopped) {
   Node* best = nullptr;
+  *stopped = false;
   // Bounded: a tree smashed into a cycle (undefined behaviour of the caller) must not hang.
   int depth = 0;
-  for (Node* n = root_; n != nullptr && depth < kMaxHeight; depth++) {
+  for (Node* n = root; n != nullptr; depth++) {
+    if (depth >= kMaxHeight || !enter(n)) {
+      *stopped = true;
+      break;
+    }
     if (n->words >= words) {
       best = n;
       if (n->words == words) break;
@@ -105,6 +111,12 @@ void* BlockTree::take(size_t words, size_t* got_words, unsigned* tag) {
       n = n->right;
     }
   }
+  return best;
+}
+
+void* BlockTree::take(size_t words, size_t* got_words, unsigned* tag) {
+  bool stopped = false;
+  Node* best = best_fit(root_, words, [](const Node*) { return true; }, &stopped);
   if (best == nullptr) return nullptr;
   Node* taken;
   if (best->same != nullptr) {
@@ -125,8 +137,68 @@ void* BlockTree::take(size_t words, size_t* got_words, unsigned* tag) {
 size_t BlockTree::rightmost_words() const {
   const Node* n = root_;
   if (n == nullptr) return 0;
-  while (n->right != nullptr) n = n->right;
+  // Bounded like take(): a smashed right link that loops must not hang.
+  for (int depth = 0; n->right != nullptr && depth < kMaxHeight; depth++) n = n->right;
   return n->words;
+}
+
+bool BlockTree::sound(const Node* n, const BlockBounds& bounds) const {
+  return n == nullptr || (readable(n, bounds) && n->canary == kCanary && n->height >= 1 &&
+                          n->height <= kMaxHeight);
+}
+
+bool BlockTree::sound_around(const Node* n, const BlockBounds& bounds, int levels) const {
+  if (n == nullptr) return true;
+  if (!sound(n, bounds)) return false;
+  return levels == 0 ||
+         (sound_around(n->left, bounds, levels - 1) && sound_around(n->right, bounds, levels - 1));
+}
+
+bool BlockTree::spine_sound(const Node* n, const BlockBounds& bounds) const {
+  for (int depth = 0; n != nullptr; n = n->right, depth++) {
+    if (depth >= kMaxHeight || !sound(n, bounds)) return false;
+  }
+  return true;
+}
+
+bool BlockTree::peek_checked(size_t words, const BlockBounds& bounds, const void** block,
+                             size_t* got_words, unsigned* tag) const {
+  *block = nullptr;
+  // The descent of take(); the path of remove(best) is its prefix down to best.
+  bool stopped = false;
+  const Node* best = best_fit(
+      root_, words, [&](const Node* n) { return sound_around(n, bounds); }, &stopped);
+  if (stopped) return false;
+  if (best == nullptr) return true;
+  const Node* taken = best;
+  if (best->same != nullptr) {
+    // A list member goes and the tree keeps its shape: the member and its link are all it reads.
+    // A member's tree links stay as add() wrote them (it never becomes a node while in a list).
+    taken = best->same;
+    if (!sound(taken, bounds) || taken->words != best->words || taken->left != nullptr ||
+        taken->right != nullptr || taken->height != 1 || !sound(taken->same, bounds)) {
+      return false;
+    }
+  } else {
+    // remove() with two children also takes the successor: the left spine of the right subtree.
+    if (best->left != nullptr && best->right != nullptr) {
+      int d = 0;
+      for (const Node* n = best->right; n != nullptr; n = n->left) {
+        if (++d > kMaxHeight || !sound_around(n, bounds)) return false;
+      }
+    }
+    // The largest size is walked again when best was it: down the right spine of the tree that
+    // remains, whose nodes are the old spine's, best's left subtree's spine, or nodes near the
+    // paths above (checked with them).
+    if (best->words == largest_ &&
+        (!spine_sound(root_, bounds) || !spine_sound(best->left, bounds))) {
+      return false;
+    }
+  }
+  *block = taken;
+  *got_words = taken->words;
+  *tag = taken->tag;
+  return true;
 }
 
 bool BlockTree::readable(const Node* n, const BlockBounds& bounds) const {

@@ -20,6 +20,16 @@ class BlockTree {
 
   void add(void* p, size_t words, unsigned tag = 0);
   void* take(size_t words, size_t* got_words, unsigned* tag = nullptr);
+  // Checked mode, before take(): the block take(words) would hand out, found reading a node only
+  // after `bounds` accepted it and its canary matched, together with every node take()'s removal
+  // and rebalancing would then read (three levels below each node on its paths, the right
+  // spines that give the new largest size). False if one of them was overwritten: take()
+  // must not run. True with *block null if no block fits.
+  bool peek_checked(size_t words, const BlockBounds& bounds, const void** block,
+                    size_t* got_words, unsigned* tag) const;
+  // Bytes at the start of a tree block that hold its node (the rest of a freed block keeps what
+  // was there when it was filed).
+  static constexpr size_t kNodeBytes = 6 * 8;
 
   bool empty() const { return root_ == nullptr; }
   size_t count() const { return count_; }
@@ -47,6 +57,7 @@ class BlockTree {
     unsigned tag;
   };
   static constexpr uint64_t kCanary = 0x4E4F44454E4F4445ull;  // "NODENODE"
+  static_assert(sizeof(Node) == kNodeBytes);
 
   static int height(const Node* n) { return n == nullptr ? 0 : n->height; }
   static void update(Node* n);
@@ -56,6 +67,11 @@ class BlockTree {
   static Node* insert(Node* root, Node* fresh);
   static Node* remove_min(Node* root, Node** min);
   static Node* remove(Node* root, size_t words);
+  // The smallest node of at least `words` words below root, or null: take()'s descent. Each
+  // node is offered to enter(n) before it is read; false (or a path deeper than kMaxHeight)
+  // ends the walk with *stopped set and the best node met so far.
+  template <typename Enter>
+  static Node* best_fit(Node* root, size_t words, Enter enter, bool* stopped);
   struct Walk {
     const BlockBounds& bounds;
     size_t count = 0;
@@ -64,6 +80,13 @@ class BlockTree {
   bool verify_subtree(const Node* n, size_t lo, size_t hi, int depth, int* height,
                       Walk* walk) const;
   bool readable(const Node* n, const BlockBounds& bounds) const;
+  // Null, or readable with its canary and a height an AVL tree can have.
+  bool sound(const Node* n, const BlockBounds& bounds) const;
+  // n and the `levels` levels below it. A rebalance at n reads three (a double rotation reads
+  // the heights of n's great-grandchildren).
+  bool sound_around(const Node* n, const BlockBounds& bounds, int levels = 3) const;
+  // Every node of the right spine from n down.
+  bool spine_sound(const Node* n, const BlockBounds& bounds) const;
 
   template <typename F>
   static void visit(const Node* n, F& f) {

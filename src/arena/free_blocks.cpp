@@ -1,6 +1,8 @@
 #include "arena/free_blocks.hpp"
 
+#include "arena/fence.hpp"
 #include "common/assert.hpp"
+#include "common/error.hpp"
 #include "common/verify.hpp"
 
 namespace metaspace {
@@ -20,6 +22,89 @@ void FreeBlocks::attach_medium(MediumBins* medium) {
     }
     medium->add(p, got, tag);
   }
+}
+
+// A free block's list header (link or tree node) holds its tag: a tag the library writes names
+// an origin and agrees with where the block lies. A block the runtime freed (checked mode) is
+// followed by its fence, marked freed (also the rest of a split one: it ends where the freed
+// block ended), and past its header still holds the zap pattern.
+const char* FreeBlocks::damage(const void* block, size_t bytes, unsigned tag, size_t header,
+                               const BlockBounds& bounds, bool whole) const {
+  if ((tag & (kForeignTag - 1)) >= static_cast<unsigned>(kBlockOrigins) ||
+      (tag >= kForeignTag) != foreign(block)) {
+    return "its list header is not one the library wrote";
+  }
+  const char* b = static_cast<const char*>(block);
+  bool fenced = bounds(b, bytes + Fence::kBytes) &&
+                reinterpret_cast<const Fence*>(b + bytes)->freed();
+  if (static_cast<BlockOrigin>(tag & (kForeignTag - 1)) != BlockOrigin::kDeallocated) {
+    // A chunk tail ends where the chunk does, a class alignment gap where an aligned block
+    // starts: only a freed block has a freed fence right behind it (its canary is bound to
+    // its address), so one there means the header's tag was overwritten.
+    return fenced ? "its list header's origin was overwritten" : nullptr;
+  }
+  if (!fenced) return "the freed fence behind it is gone";
+  if (whole) {
+    for (size_t i = header; i < bytes; i++) {
+      if (static_cast<unsigned char>(b[i]) != Fence::kZapFreed) return "its zap pattern changed";
+    }
+  }
+  return nullptr;
+}
+
+void* FreeBlocks::take_checked(size_t bytes, const BlockBounds& bounds, size_t* got_bytes,
+                               BlockOrigin* origin, bool* damaged) {
+  *damaged = false;
+  size_t words = bytes / 8;
+  // The block take() would hand out: a bin's first block, else the tree's best fit.
+  const ms__free_bin* bin = nullptr;
+  size_t got_words = 0;
+  if (words <= BinList::kMaxWords) bin = bins_.bin_for(words, &got_words);
+  if (bin == nullptr && medium() != nullptr && words <= MediumBins::kMaxWords) {
+    bin = medium()->bin_for(words, &got_words);
+  }
+  const void* block = nullptr;
+  const char* why = nullptr;
+  if (bin != nullptr) {
+    // The bin's first block, and the one its link makes the first: both where blocks of this
+    // arena lie, with headers and fences of free blocks.
+    block = reinterpret_cast<const void*>(bin->first);
+    if (!exact_bins::head_sound(*bin, got_words, bounds)) {
+      why = "its list link leads out of this arena's memory";
+    } else {
+      uintptr_t link = exact_bins::link(bin->first);
+      auto tag = static_cast<unsigned>(link & exact_bins::kTagMask);
+      why = damage(block, got_words * 8, tag, sizeof(uintptr_t), bounds, true);
+      uintptr_t next = link & ~uintptr_t{exact_bins::kTagMask};
+      if (why == nullptr && next != 0) {
+        auto next_tag = static_cast<unsigned>(exact_bins::link(next) & exact_bins::kTagMask);
+        if (damage(reinterpret_cast<const void*>(next), got_words * 8, next_tag,
+                   sizeof(uintptr_t), bounds, false) != nullptr) {
+          why = "its list link leads to no free block";
+        }
+      }
+    }
+  } else {
+    unsigned tag = 0;
+    if (!tree_.peek_checked(words, bounds, &block, &got_words, &tag)) {
+      *damaged = true;
+      fail(MS_ERR_OVERWRITE, "the tree of larger free blocks was overwritten after a block was "
+           "freed: a node on the way to a block of %zu bytes is not intact", bytes);
+      return nullptr;
+    }
+    if (block == nullptr) return nullptr;
+    why = damage(block, got_words * 8, tag, BlockTree::kNodeBytes, bounds, true);
+  }
+  if (why != nullptr) {
+    *damaged = true;
+    fail(MS_ERR_OVERWRITE, "free block %p (%zu bytes) was written after it was freed: %s", block,
+         got_words * 8, why);
+    return nullptr;
+  }
+  void* p = take(bytes, got_bytes, origin);
+  MS_ASSERT(p == block && *got_bytes == got_words * 8, "checked take found %p (%zu words), "
+            "take %p", block, got_words, p);
+  return p;
 }
 
 bool FreeBlocks::verify(const BlockBounds& bounds) const {

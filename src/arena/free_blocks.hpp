@@ -38,6 +38,13 @@ class FreeBlocks {
   void add(void* p, size_t bytes, BlockOrigin origin = BlockOrigin::kDeallocated);
   // The smallest block of at least `bytes`, or null; its size goes to *got_bytes.
   void* take(size_t bytes, size_t* got_bytes, BlockOrigin* origin = nullptr);
+  // Checked mode's take(): the same block, handed out only if nothing on the way to it was
+  // written after it was freed — the links and nodes take() follows (read only once `bounds`
+  // accepts them) and, for a block the runtime freed, the zap pattern (Fence::kZapFreed) behind
+  // its list link or tree node. Otherwise null with *damaged set and MS_ERR_OVERWRITE recorded,
+  // naming the block; nothing is taken. Costs the block's size, as the zap on free did.
+  void* take_checked(size_t bytes, const BlockBounds& bounds, size_t* got_bytes,
+                     BlockOrigin* origin, bool* damaged);
 
   bool empty() const { return bins_.empty() && tree_.empty() && (medium() == nullptr || medium()->empty()); }
   size_t count() const {
@@ -153,6 +160,10 @@ class FreeBlocks {
 
  private:
   bool foreign(const void* p) const { return p >= foreign_lo_ && p < foreign_hi_; }
+  // Checked mode: what is wrong with the free block [block, block + bytes) whose header (the
+  // first `header` bytes) carries `tag`, or null; with `whole` also its zap pattern.
+  const char* damage(const void* block, size_t bytes, unsigned tag, size_t header,
+                     const BlockBounds& bounds, bool whole) const;
 
   static constexpr unsigned kForeignTag = 4;
   static_assert(kBlockOrigins <= static_cast<int>(kForeignTag) &&

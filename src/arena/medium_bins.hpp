@@ -42,14 +42,17 @@ class MediumBins {
     set_count(i, bins_.bin[i].count + 1);
   }
 
+  // The bin take() would pop from, or null; its block size goes to *bin_words. Reads no block.
+  const ms__free_bin* bin_for(size_t words, size_t* bin_words) const {
+    size_t i = index_for(words);
+    if (i == kBins) return nullptr;
+    *bin_words = i + kMinWords;
+    return &bins_.bin[i];
+  }
+
   // The smallest block of at least `words` (≤ kMaxWords), or null.
   void* take(size_t words, size_t* got_words, unsigned* tag) {
-    size_t from = words < kMinWords ? 0 : words - kMinWords;
-    size_t i = kBins;
-    for (size_t w = from / 64; w < 2 && i == kBins; w++) {
-      uint64_t m = bins_.mask[w] & (w == from / 64 ? ~uint64_t{0} << (from % 64) : ~uint64_t{0});
-      if (m != 0) i = w * 64 + static_cast<size_t>(std::countr_zero(m));
-    }
+    size_t i = index_for(words);
     if (i == kBins) return nullptr;
     uintptr_t b = bins_.bin[i].first;
     uintptr_t l = link(b);
@@ -96,6 +99,15 @@ class MediumBins {
   }
 
  private:
+  // The smallest non-empty bin of at least `words`, or kBins.
+  size_t index_for(size_t words) const {
+    size_t from = words < kMinWords ? 0 : words - kMinWords;
+    for (size_t w = from / 64; w < 2; w++) {
+      uint64_t m = bins_.mask[w] & (w == from / 64 ? ~uint64_t{0} << (from % 64) : ~uint64_t{0});
+      if (m != 0) return w * 64 + static_cast<size_t>(std::countr_zero(m));
+    }
+    return kBins;
+  }
   static uintptr_t link(uintptr_t b) { return exact_bins::link(b); }
   void set_count(size_t i, size_t n) { exact_bins::set_count(bins_.bin[i], n); }
 

@@ -247,21 +247,86 @@ TEST_P(Guarantees, CheckedModeDetectsOverruns) {
   EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
 }
 
-TEST_P(Guarantees, FreedBlocksAreZappedButLaterWritesAreNotDetected) {
+TEST_P(Guarantees, FreedBlocksAreZappedAndCheckedModeFindsLaterWritesOnReuse) {
   char* a = static_cast<char*>(ms_allocate(l_, MS_SPACE_NONCLASS, 4096));
   ASSERT_NE(a, nullptr);
   std::memset(a, 0x11, 4096);
   ASSERT_EQ(ms_deallocate(l_, a, 4096), MS_OK);
   // Checked mode zaps the freed block; normal mode leaves it as it was (no cost on free).
   EXPECT_EQ(static_cast<uint8_t>(a[4095]), checked() ? 0xF3 : 0x11);
-  a[4000] = 0x22;  // beyond the free-list links: nobody looks
+  a[4000] = 0x22;  // beyond the free-list links: ms_verify does not read the pattern
   EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
-  // The block is handed out again as it is, write included: reuse does not check the pattern.
   size_t again = checked() ? 4096 - kFence : 4096;
-  char* b = static_cast<char*>(ms_allocate(l_, MS_SPACE_NONCLASS, again));
-  EXPECT_EQ(b, a);
-  EXPECT_EQ(a[4000], 0x22);
+  if (!checked()) {
+    // The block is handed out again as it is, write included.
+    char* b = static_cast<char*>(ms_allocate(l_, MS_SPACE_NONCLASS, again));
+    EXPECT_EQ(b, a);
+    EXPECT_EQ(a[4000], 0x22);
+    EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
+    return;
+  }
+  // Checked mode: the reuse that would hand it out finds the write and refuses, naming the block.
+  EXPECT_NULL_ERR(ms_allocate(l_, MS_SPACE_NONCLASS, again), MS_ERR_OVERWRITE);
+  EXPECT_NE(std::strstr(ms_last_error_text(), "written after it was freed"), nullptr)
+      << ms_last_error_text();
+  // The loader goes on from its chunks, never handing the damaged block out.
+  char* c = static_cast<char*>(ms_allocate(l_, MS_SPACE_NONCLASS, again));
+  ASSERT_NE(c, nullptr) << ms_last_error_text();
+  EXPECT_TRUE(c >= a + 4096 + kFence || c + again + kFence <= a);
+  EXPECT_ERR(ms_verify(ms_), MS_ERR_OVERWRITE);
+  EXPECT_EQ(ms_loader_destroy(l_), MS_OK) << ms_last_error_text();
+  l_ = nullptr;
   EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
+}
+
+// A write into a freed block, met by the allocation that would reuse it (checked mode): over the
+// list link of a bin block, over a tree block's node, and over the zapped rest of either. The
+// allocation gets NULL and MS_ERR_OVERWRITE instead of following the link (it crashed on the
+// second allocation); the loader goes on without reusing freed blocks, frees are still checked
+// (a double free is still refused), ms_verify keeps reporting the overwrite until the loader dies.
+TEST_P(Guarantees, CheckedModeRefusesToReuseAFreeBlockWrittenAfterItsFree) {
+  if (!checked()) GTEST_SKIP() << "undefined outside checked mode";
+  struct Case {
+    size_t bytes;  // 64: a bin block; 1024: a tree block (checked mode has no medium bins)
+    size_t offset;
+    uint8_t flip;
+    const char* what;
+  };
+  const Case cases[] = {{64, 0, 0x40, "bin block's link"},
+                        {64, 0, 0x01, "bin block's link tag (freed becomes a chunk tail)"},
+                        {64, 20, 0x01, "bin block's zapped rest"},
+                        {1024, 0, 0x40, "tree block's node canary"},
+                        {1024, 16, 0x40, "tree block's node link"},
+                        {1024, 900, 0x01, "tree block's zapped rest"}};
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.what);
+    ms_loader_t* l = ms_loader_create(ms_, MS_LOADER_STANDARD, 0);
+    ASSERT_NE(l, nullptr);
+    char* a = static_cast<char*>(ms_allocate(l, MS_SPACE_NONCLASS, k.bytes));
+    char* b = static_cast<char*>(ms_allocate(l, MS_SPACE_NONCLASS, k.bytes));
+    char* keep = static_cast<char*>(ms_allocate(l, MS_SPACE_NONCLASS, k.bytes));
+    ASSERT_TRUE(a != nullptr && b != nullptr && keep != nullptr);
+    std::memset(keep, 0x5C, k.bytes);
+    ASSERT_EQ(ms_deallocate(l, a, k.bytes), MS_OK);
+    ASSERT_EQ(ms_deallocate(l, b, k.bytes), MS_OK);  // b is taken first (the bin's head; a
+                                                     // list member of a's tree node)
+    b[k.offset] ^= k.flip;
+    EXPECT_NULL_ERR(ms_allocate(l, MS_SPACE_NONCLASS, k.bytes - kFence), MS_ERR_OVERWRITE);
+    for (int i = 0; i < 3; i++) {
+      char* c = static_cast<char*>(ms_allocate(l, MS_SPACE_NONCLASS, k.bytes - kFence));
+      ASSERT_NE(c, nullptr) << ms_last_error_text();
+      for (const char* freed : {a, b, keep}) {
+        EXPECT_TRUE(c >= freed + k.bytes + kFence || c + k.bytes <= freed);
+      }
+      std::memset(c, 0x77, k.bytes - kFence);
+    }
+    for (size_t i = 0; i < k.bytes; i++) ASSERT_EQ(static_cast<uint8_t>(keep[i]), 0x5C);
+    EXPECT_EQ(ms_deallocate(l, keep, k.bytes), MS_OK) << ms_last_error_text();
+    EXPECT_ERR(ms_deallocate(l, keep, k.bytes), MS_ERR_DOUBLE_FREE);
+    EXPECT_ERR(ms_verify(ms_), MS_ERR_OVERWRITE);
+    EXPECT_EQ(ms_loader_destroy(l), MS_OK) << ms_last_error_text();
+    EXPECT_EQ(ms_verify(ms_), MS_OK) << ms_last_error_text();
+  }
 }
 
 // The free list lives in the freed blocks; a write over a freed block's

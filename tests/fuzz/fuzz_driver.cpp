@@ -405,7 +405,7 @@ class Session {
       case 20: op_foreign_handle(); break;
       case 21: op_settings_bound(); break;
       case 22: op_observe(); break;
-      case 23: op_inject_fault(); break;
+      case 23: op_write_after_free(); break;
     }
   }
 
@@ -536,7 +536,8 @@ class Session {
                 (e == MS_ERR_CLASS_SPACE_FULL && space == MS_SPACE_CLASS) ||
                 (e == MS_ERR_COMMIT_FAILED && commit_fault) ||
                 (e == MS_ERR_RESERVE_FAILED && reserve_fault) ||
-                (e == MS_ERR_OUT_OF_MEMORY && bookkeeping_fault);
+                (e == MS_ERR_OUT_OF_MEMORY && bookkeeping_fault) ||
+                (e == MS_ERR_OVERWRITE && written_after_free_ != nullptr);
       FUZZ_CHECK(ok, "allocation of %zu bytes in space %d refused with %s", bytes, space,
                  ms_error_name(e));
       stats_.refused++;
@@ -552,6 +553,10 @@ class Session {
       FUZZ_CHECK(ms_decode_class(ms_, ms_encode_class(ms_, p)) == p,
                  "class pointer %p does not survive encoding", (void*)p);
     }
+    FUZZ_CHECK(written_after_free_ == nullptr || written_after_free_ < p ||
+                   written_after_free_ >= p + rounded,
+               "checked mode handed out block %p (%zu bytes) holding %p, written after its free",
+               (void*)p, rounded, (void*)written_after_free_);
     add_span(p, rounded + (checked_ ? kFenceBytes : 0));
     Block b{p, bytes, rounded, static_cast<uint8_t>(1 + pattern_++ % 200)};
     fill_pattern(b);
@@ -721,6 +726,45 @@ class Session {
                  "free of an overrun block");
     // The loader dies all the same, reporting the overrun.
     destroy_loader(static_cast<size_t>(l - loaders_.data()), MS_ERR_OVERWRITE);
+  }
+
+  // Checked mode: a byte of a freed block changed (a use after free). The allocation that would
+  // reuse the block must refuse with MS_ERR_OVERWRITE: never follow a smashed link, never hand
+  // the byte out. The loader then dies (its fences may report the write: it may have hit a
+  // freed fence inside the old block), and ms_verify passes again.
+  void op_write_after_free() {
+    Loader* l = pick_loader();
+    if (l == nullptr || l->freed.empty() || !checked_) return;
+    const Block b = l->freed[in_.u8() % l->freed.size()];
+    if (overlaps_live(b.p, b.rounded)) return;  // reused since: that write would be an overrun
+    char* at = b.p + in_.u16() % b.rounded;
+    *at = static_cast<char>(*at ^ static_cast<char>(1 + in_.u8() % 255));
+    stats_.bad_calls++;
+    int space = ms_is_class_space(ms_, b.p) ? MS_SPACE_CLASS : MS_SPACE_NONCLASS;
+    written_after_free_ = at;
+    for (int i = 0; i < 4; i++) {
+      // Sizes a reuse of the block could serve (checked mode adds the fence).
+      size_t bytes = b.rounded > kFenceBytes + 8 ? 8 + in_.u16() % (b.rounded - kFenceBytes - 7)
+                                                 : 8 + in_.u8() % 64;
+      allocate_one(*l, space, bytes, false);
+    }
+    written_after_free_ = nullptr;
+    Loader& dying = *l;
+    ms_error_t e = ms_loader_destroy(dying.handle);
+    FUZZ_CHECK(e == MS_OK || e == MS_ERR_OVERWRITE,
+               "ms_loader_destroy after a write into a freed block: %s", ms_error_name(e));
+    while (!dying.live.empty()) forget_block(dying, dying.live.size() - 1, false);
+    dead_.push_back({dying.handle, deaths_++});
+    size_t index = static_cast<size_t>(l - loaders_.data());
+    loaders_[index] = std::move(loaders_.back());
+    loaders_.pop_back();
+  }
+
+  bool overlaps_live(const char* p, size_t bytes) const {
+    uintptr_t lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
+    auto next = spans_.lower_bound(lo);
+    if (next != spans_.end() && next->first < hi) return true;
+    return next != spans_.begin() && std::prev(next)->second > lo;
   }
 
   void op_inject_fault() {
@@ -971,6 +1015,8 @@ class Session {
   std::vector<std::pair<ms_loader_t*, uint64_t>> dead_;
   uint64_t deaths_ = 0;
   std::map<uintptr_t, uintptr_t> spans_;  // live blocks (with their fences): start → end
+  // During op_write_after_free: the byte written; no allocation may hand it out.
+  const char* written_after_free_ = nullptr;
   size_t model_used_ = 0;
   uint32_t pattern_ = 0;
   uint64_t armed_at_[os::kFaultPoints] = {};

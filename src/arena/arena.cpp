@@ -377,18 +377,17 @@ void* Arena::allocate_from_free_blocks(size_t bytes) {
 }
 
 void Arena::give_away(char* p, size_t bytes, BlockOrigin origin) {
-  // Into lists that are not trusted any more nothing is filed: the bytes stay handed out.
-  if (wastage_target().condemned_) return;
   if (wastage_ != nullptr) {
     wastage_->add_wastage(p, bytes, origin);
-  } else {
+  } else if (!condemned_) {  // as add_wastage
     MS_ASSERT(free_blocks_ != nullptr, "wastage before the free blocks were made");
     free_blocks_->add(p, bytes, origin);
   }
 }
 
 void Arena::add_wastage(char* p, size_t bytes, BlockOrigin origin) {
-  if (condemned_) return;  // as give_away
+  // Into lists that are not trusted any more nothing is filed: the bytes stay handed out.
+  if (condemned_) return;
   MS_ASSERT(free_blocks_ != nullptr, "wastage before the free blocks were made");
   free_blocks_->add(p, bytes, origin);
   refresh_fit_max();

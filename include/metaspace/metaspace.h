@@ -74,7 +74,7 @@ typedef enum ms_error MS__INT_ENUM {
   MS_ERR_RESERVE_FAILED,     /* the kernel refused to reserve address space */
   MS_ERR_NOT_OWNED,          /* pointer not allocated from this loader */
   MS_ERR_DOUBLE_FREE,        /* block is already free (detected in checked mode) */
-  MS_ERR_OVERWRITE,          /* a canary was overwritten (checked mode) */
+  MS_ERR_OVERWRITE,          /* a fence, or a freed block, was written over (checked mode) */
   MS_ERR_DESTROYED,          /* the loader was already destroyed */
   MS_ERR_CORRUPTED,          /* verification found a broken invariant */
   MS_ERR_OUT_OF_MEMORY,      /* the library's own bookkeeping could not be allocated */

@@ -28,7 +28,8 @@ Arena::Arena(ChunkManager& manager, GrowthPolicy policy, const ArenaOptions& opt
       inline_free_(options.inline_free && fast_path_),
       checked_(options.checked),
       count_allocations_(options.count_allocations),
-      wastage_(options.wastage) {
+      wastage_(options.wastage),
+      shared_(options.shared) {
   MS_ASSERT(head_ != nullptr, "an arena needs a loader head");
   if (wastage_ != nullptr) {
     wastage_->donor_ = this;
@@ -356,7 +357,8 @@ void* Arena::allocate_from_free_blocks(size_t bytes) {
   if (checked_) {
     bool damaged = false;
     p = static_cast<char*>(
-        free_blocks_->take_checked(bytes, handed_out_bounds(SIZE_MAX), &got, &origin, &damaged));
+        free_blocks_->take_checked(bytes, handed_out_bounds(SIZE_MAX), !shared_, &got, &origin,
+                                   &damaged));
     if (damaged) {
       condemned_ = true;
       return nullptr;

@@ -75,6 +75,9 @@ struct ArenaOptions {
   class Arena* wastage = nullptr;
   bool checked = false;
   bool count_allocations = false;
+  // Other threads allocate from the same loader (MS_LOADER_SHARED) and write their blocks while
+  // this arena is locked: checked mode then reads no byte past a free block that may be theirs.
+  bool shared = false;
 };
 
 class Arena {
@@ -256,6 +259,7 @@ class Arena {
   char* top_ = nullptr;      // valid while parked
   char* end_ = nullptr;      // end of the current chunk's committed part, while parked
   bool parked_ = true;
+  const bool shared_;  // ArenaOptions::shared; in the padding behind parked_
   // Sum of the committed tails of retired chunks left in place (new_chunk): each below
   // kSmallestTailWorthFiling. 32 bits, in the padding behind parked_ (the arena stays 280 bytes,
   // its loader's arenas 304, one slab class): a tail that would overflow it is filed instead.

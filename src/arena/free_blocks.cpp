@@ -29,21 +29,23 @@ void FreeBlocks::attach_medium(MediumBins* medium) {
 // followed by its fence, marked freed (also the rest of a split one: it ends where the freed
 // block ended), and past its header still holds the zap pattern.
 const char* FreeBlocks::damage(const void* block, size_t bytes, unsigned tag, size_t header,
-                               const BlockBounds& bounds, bool whole) const {
+                               const BlockBounds& bounds, bool whole, bool read_past) const {
   if ((tag & (kForeignTag - 1)) >= static_cast<unsigned>(kBlockOrigins) ||
       (tag >= kForeignTag) != foreign(block)) {
     return "its list header is not one the library wrote";
   }
   const char* b = static_cast<const char*>(block);
-  bool fenced = bounds(b, bytes + Fence::kBytes) &&
-                reinterpret_cast<const Fence*>(b + bytes)->freed();
+  auto fenced = [&] {
+    return bounds(b, bytes + Fence::kBytes) && reinterpret_cast<const Fence*>(b + bytes)->freed();
+  };
   if (static_cast<BlockOrigin>(tag & (kForeignTag - 1)) != BlockOrigin::kDeallocated) {
     // A chunk tail ends where the chunk does, a class alignment gap where an aligned block
     // starts: only a freed block has a freed fence right behind it (its canary is bound to
-    // its address), so one there means the header's tag was overwritten.
-    return fenced ? "its list header's origin was overwritten" : nullptr;
+    // its address), so one there means the header's tag was overwritten. What lies there may
+    // be a block another thread of a shared loader is writing: then it is not read.
+    return read_past && fenced() ? "its list header's origin was overwritten" : nullptr;
   }
-  if (!fenced) return "the freed fence behind it is gone";
+  if (!fenced()) return "the freed fence behind it is gone";
   if (whole) {
     for (size_t i = header; i < bytes; i++) {
       if (static_cast<unsigned char>(b[i]) != Fence::kZapFreed) return "its zap pattern changed";
@@ -52,8 +54,8 @@ const char* FreeBlocks::damage(const void* block, size_t bytes, unsigned tag, si
   return nullptr;
 }
 
-void* FreeBlocks::take_checked(size_t bytes, const BlockBounds& bounds, size_t* got_bytes,
-                               BlockOrigin* origin, bool* damaged) {
+void* FreeBlocks::take_checked(size_t bytes, const BlockBounds& bounds, bool read_past,
+                               size_t* got_bytes, BlockOrigin* origin, bool* damaged) {
   *damaged = false;
   size_t words = bytes / 8;
   // The block take() would hand out: a bin's first block, else the tree's best fit.
@@ -74,12 +76,12 @@ void* FreeBlocks::take_checked(size_t bytes, const BlockBounds& bounds, size_t* 
     } else {
       uintptr_t link = exact_bins::link(bin->first);
       auto tag = static_cast<unsigned>(link & exact_bins::kTagMask);
-      why = damage(block, got_words * 8, tag, sizeof(uintptr_t), bounds, true);
+      why = damage(block, got_words * 8, tag, sizeof(uintptr_t), bounds, true, read_past);
       uintptr_t next = link & ~uintptr_t{exact_bins::kTagMask};
       if (why == nullptr && next != 0) {
         auto next_tag = static_cast<unsigned>(exact_bins::link(next) & exact_bins::kTagMask);
         if (damage(reinterpret_cast<const void*>(next), got_words * 8, next_tag,
-                   sizeof(uintptr_t), bounds, false) != nullptr) {
+                   sizeof(uintptr_t), bounds, false, read_past) != nullptr) {
           why = "its list link leads to no free block";
         }
       }
@@ -93,7 +95,7 @@ void* FreeBlocks::take_checked(size_t bytes, const BlockBounds& bounds, size_t* 
       return nullptr;
     }
     if (block == nullptr) return nullptr;
-    why = damage(block, got_words * 8, tag, BlockTree::kNodeBytes, bounds, true);
+    why = damage(block, got_words * 8, tag, BlockTree::kNodeBytes, bounds, true, read_past);
   }
   if (why != nullptr) {
     *damaged = true;

@@ -43,7 +43,10 @@ class FreeBlocks {
   // accepts them) and, for a block the runtime freed, the zap pattern (Fence::kZapFreed) behind
   // its list link or tree node. Otherwise null with *damaged set and MS_ERR_OVERWRITE recorded,
   // naming the block; nothing is taken. Costs the block's size, as the zap on free did.
-  void* take_checked(size_t bytes, const BlockBounds& bounds, size_t* got_bytes,
+  // `read_past`: bytes just past a chunk tail or an alignment gap may be read (no other thread
+  // writes there: the loader is not shared), which catches a freed block's tag overwritten to
+  // one of theirs.
+  void* take_checked(size_t bytes, const BlockBounds& bounds, bool read_past, size_t* got_bytes,
                      BlockOrigin* origin, bool* damaged);
 
   bool empty() const { return bins_.empty() && tree_.empty() && (medium() == nullptr || medium()->empty()); }
@@ -163,7 +166,7 @@ class FreeBlocks {
   // Checked mode: what is wrong with the free block [block, block + bytes) whose header (the
   // first `header` bytes) carries `tag`, or null; with `whole` also its zap pattern.
   const char* damage(const void* block, size_t bytes, unsigned tag, size_t header,
-                     const BlockBounds& bounds, bool whole) const;
+                     const BlockBounds& bounds, bool whole, bool read_past) const;
 
   static constexpr unsigned kForeignTag = 4;
   static_assert(kBlockOrigins <= static_cast<int>(kForeignTag) &&

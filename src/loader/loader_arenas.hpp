@@ -68,7 +68,8 @@ class LoaderArenas {
                                .fast_path = options.fast_path,
                                .inline_free = true,
                                .checked = options.checked,
-                               .count_allocations = options.count_allocations}) {
+                               .count_allocations = options.count_allocations,
+                               .shared = !options.fast_path}) {
     nonclass_.set_foreign_range(options.class_lo, options.class_hi);
   }
   // The class arena goes first (destroy_class): it hands wastage to the non-class one.
@@ -155,7 +156,8 @@ class LoaderArenas {
                      .fast_path = options.fast_path,
                      .wastage = options.class_alignment > kWordBytes ? &nonclass_ : nullptr,
                      .checked = options.checked,
-                     .count_allocations = options.count_allocations});
+                     .count_allocations = options.count_allocations,
+                     .shared = !options.fast_path});
     return true;
   }
   void destroy_class(SlabAllocator& bookkeeping) {

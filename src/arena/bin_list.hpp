@@ -94,9 +94,8 @@ class BinList {
   void* take(size_t words, size_t* got_words, unsigned* tag = nullptr);
   // The bin take() would pop from, or null; its block size goes to *bin_words. Reads no block.
   const ms__free_bin* bin_for(size_t words, size_t* bin_words) const {
-    uint64_t candidates = bins_.mask & (~uint64_t{0} << (words - 1));
-    if (candidates == 0) return nullptr;
-    size_t i = static_cast<size_t>(std::countr_zero(candidates));
+    size_t i = index_for(words);
+    if (i == kBins) return nullptr;
     *bin_words = i + 1;
     return &bins_.bin[i];
   }
@@ -138,6 +137,11 @@ class BinList {
   }
 
  private:
+  // The smallest non-empty bin of at least `words`, or kBins.
+  size_t index_for(size_t words) const {
+    uint64_t candidates = bins_.mask & (~uint64_t{0} << (words - 1));
+    return candidates == 0 ? kBins : static_cast<size_t>(std::countr_zero(candidates));
+  }
   static uintptr_t link(uintptr_t block) { return exact_bins::link(block); }
   void set_count(size_t i, size_t n) { exact_bins::set_count(bins_.bin[i], n); }
 
@@ -156,9 +160,8 @@ inline void BinList::add(void* p, size_t words, unsigned tag) {
 }
 
 inline void* BinList::take(size_t words, size_t* got_words, unsigned* tag) {
-  uint64_t candidates = bins_.mask & (~uint64_t{0} << (words - 1));
-  if (candidates == 0) return nullptr;
-  size_t i = static_cast<size_t>(std::countr_zero(candidates));
+  size_t i = index_for(words);
+  if (i == kBins) return nullptr;
   uintptr_t b = bins_.bin[i].first;
   uintptr_t l = link(b);
   bins_.bin[i].first = l & ~uintptr_t{kMaxTag};

@@ -30,10 +30,7 @@ void FreeBlocks::attach_medium(MediumBins* medium) {
 // block ended), and past its header still holds the zap pattern.
 const char* FreeBlocks::damage(const void* block, size_t bytes, unsigned tag, size_t header,
                                const BlockBounds& bounds, bool whole, bool read_past) const {
-  if ((tag & (kForeignTag - 1)) >= static_cast<unsigned>(kBlockOrigins) ||
-      (tag >= kForeignTag) != foreign(block)) {
-    return "its list header is not one the library wrote";
-  }
+  if (!tag_sound(block, tag)) return "its list header is not one the library wrote";
   const char* b = static_cast<const char*>(block);
   auto fenced = [&] {
     return bounds(b, bytes + Fence::kBytes) && reinterpret_cast<const Fence*>(b + bytes)->freed();
@@ -121,10 +118,7 @@ bool FreeBlocks::verify(const BlockBounds& bounds) const {
   MS_VERIFY(disjoint, "a tree block of a medium bin's size: best fit would miss it");
   size_t counted[kBlockOrigins][2] = {};
   bool tags_ok = true;
-  auto check_tag = [&](void* p, size_t, unsigned tag) {
-    tags_ok = tags_ok && (tag >= kForeignTag) == foreign(p) &&
-              (tag & (kForeignTag - 1)) < static_cast<unsigned>(kBlockOrigins);
-  };
+  auto check_tag = [&](void* p, size_t, unsigned tag) { tags_ok = tags_ok && tag_sound(p, tag); };
   bins_.for_each(check_tag);
   if (medium() != nullptr) medium()->for_each(check_tag);
   tree_.for_each(check_tag);

@@ -163,6 +163,11 @@ class FreeBlocks {
 
  private:
   bool foreign(const void* p) const { return p >= foreign_lo_ && p < foreign_hi_; }
+  // A tag the library writes for a block at p: an origin, with kForeignTag iff p is foreign.
+  bool tag_sound(const void* p, unsigned tag) const {
+    return (tag & (kForeignTag - 1)) < static_cast<unsigned>(kBlockOrigins) &&
+           (tag >= kForeignTag) == foreign(p);
+  }
   // Checked mode: what is wrong with the free block [block, block + bytes) whose header (the
   // first `header` bytes) carries `tag`, or null; with `whole` also its zap pattern.
   const char* damage(const void* block, size_t bytes, unsigned tag, size_t header,

@@ -328,6 +328,12 @@ class Session {
     ms_error_t e = ms_loader_destroy(l.handle);
     FUZZ_CHECK(e == expected, "ms_loader_destroy: %s, expected %s", ms_error_name(e),
                ms_error_name(expected));
+    forget_loader(index);
+  }
+
+  // The model's side of a loader's death: its blocks, its handle among the dead, its slot.
+  void forget_loader(size_t index) {
+    Loader& l = loaders_[index];
     while (!l.live.empty()) forget_block(l, l.live.size() - 1, false);
     dead_.push_back({l.handle, deaths_++});
     loaders_[index] = std::move(loaders_.back());
@@ -753,15 +759,10 @@ class Session {
       allocate_one(*l, space, bytes, false);
     }
     written_after_free_ = nullptr;
-    Loader& dying = *l;
-    ms_error_t e = ms_loader_destroy(dying.handle);
+    ms_error_t e = ms_loader_destroy(l->handle);
     FUZZ_CHECK(e == MS_OK || e == MS_ERR_OVERWRITE,
                "ms_loader_destroy after a write into a freed block: %s", ms_error_name(e));
-    while (!dying.live.empty()) forget_block(dying, dying.live.size() - 1, false);
-    dead_.push_back({dying.handle, deaths_++});
-    size_t index = static_cast<size_t>(l - loaders_.data());
-    loaders_[index] = std::move(loaders_.back());
-    loaders_.pop_back();
+    forget_loader(static_cast<size_t>(l - loaders_.data()));
   }
 
   bool overlaps_live(const char* p, size_t bytes) const {

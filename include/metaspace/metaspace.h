@@ -225,7 +225,9 @@ void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb, 
  * told and had its chance to unload. After the callback returns, the threshold moves by the
  * policy in ms_settings_t. ms_gc_done applies the policy now (a runtime that collects
  * asynchronously calls it when the collection finished; from the callback it tells the new
- * threshold) and returns the new threshold (0: none set). */
+ * threshold) and returns the new threshold (0: none set). The callback may call the library
+ * (statistics, ms_purge, loader calls); if it destroys the loader whose ms_allocate called it,
+ * that ms_allocate returns NULL with MS_ERR_DESTROYED. */
 size_t ms_gc_done(ms_metaspace_t* ms) MS__NOEXCEPT;
 
 /* Statistics. The totals come from counters read consistently under the two chunk managers'

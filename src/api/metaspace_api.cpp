@@ -154,11 +154,32 @@ ms_error_t ms_loader_destroy(ms_loader_t* loader) noexcept {
 namespace {
 
 // Out of line, so that ms_allocate_slow's window path needs no stack frame.
+//
+// A commit refused by the cap (or a crossed threshold) is reported to the runtime here, outside
+// every lock, before the block or the refusal is returned; its GC may have made room, so a
+// refused request is tried once more. The callback may also destroy the very loader that is
+// allocating (a runtime unloading it by mistake): its object is then reused at once, perhaps by
+// a loader the callback created. So after the callback the loader's object is read only through
+// the handle check (its cookie), never locked or written: a loader destroyed meanwhile gets
+// MS_ERR_DESTROYED, and a block it had been given is gone with it.
 [[gnu::noinline]] void* allocate_checked(ms_loader_t* loader, ms_space_t space,
                                          size_t bytes) noexcept {
   return barrier("ms_allocate", static_cast<void*>(nullptr), [&]() -> void* {
     LoaderMetaspace* l = loader_of(loader);
-    return l != nullptr ? l->allocate(space, bytes) : nullptr;
+    if (l == nullptr) return nullptr;
+    ms_metaspace_t* owner = l->owner();
+    metaspace::CommitLimiter& limiter = reinterpret_cast<Metaspace*>(owner)->limiter();
+    void* p = l->allocate(space, bytes);
+    for (bool retried = false;; retried = true) {
+      if (!limiter.deliver_threshold_event(owner)) return p;
+      if (!carries(l, loader)) {
+        fail(MS_ERR_DESTROYED, "loader %p was destroyed by the GC callback during this "
+             "allocation", static_cast<void*>(loader));
+        return nullptr;
+      }
+      if (p != nullptr || retried || ms_last_error() != MS_ERR_LIMIT) return p;
+      p = l->allocate(space, bytes);
+    }
   });
 }
 

@@ -166,26 +166,15 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
   SharedWindows* windows = this->windows();
   size_t n = align_up(bytes, kWordBytes);
   bool windowed = windows != nullptr && n <= SharedWindows::kMaxWindowRequest;
-  auto attempt = [&]() -> void* {
-    std::lock_guard<LoaderLock> guard(lock_);
-    if (!alive_) {
-      fail(MS_ERR_DESTROYED, "allocation from a destroyed loader");
-      return nullptr;
-    }
-    if (windowed && (space == MS_SPACE_NONCLASS || class_windows_locked())) {
-      return windows->refill_locked(space, arenas_->of(space), env().nonclass.bookkeeping(), n);
-    }
-    return allocate_locked(space, bytes);
-  };
-  void* p = attempt();
-  // A cap refusal is reported to the runtime (outside the lock) before it is returned; its GC
-  // may have made room, so the request is tried once more.
-  bool told = env().limiter.deliver_threshold_event(env().owner);
-  if (p == nullptr && told && ms_last_error() == MS_ERR_LIMIT) {
-    p = attempt();
-    env().limiter.deliver_threshold_event(env().owner);
+  std::lock_guard<LoaderLock> guard(lock_);
+  if (!alive_) {
+    fail(MS_ERR_DESTROYED, "allocation from a destroyed loader");
+    return nullptr;
   }
-  return p;
+  if (windowed && (space == MS_SPACE_NONCLASS || class_windows_locked())) {
+    return windows->refill_locked(space, arenas_->of(space), env().nonclass.bookkeeping(), n);
+  }
+  return allocate_locked(space, bytes);
 }
 
 bool LoaderMetaspace::class_windows_locked() {

@@ -111,6 +111,9 @@ class LoaderMetaspace : public ms__loader_head {
   ms_error_t close();
   bool alive() const { return alive_; }
 
+  // One attempt, under the lock. A refusal by the cap is not reported to the runtime here: the
+  // GC callback may destroy this very loader, so the caller tells it once it holds nothing of
+  // the loader (the C API's allocate_checked, which also tries once more).
   void* allocate(ms_space_t space, size_t bytes);
   // Lock-free, on a live loader: a shared loader's block from the calling thread's window of
   // `space`, or null (then allocate()). The whole path of most of a shared loader's blocks: the

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace {
@@ -233,6 +234,80 @@ TEST(GcThreshold, ACallbackThatUnloadsMakesTheRefusedRequestSucceed) {
   EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
   ms_destroy(ms);
 }
+
+// A runtime whose GC, called from inside ms_allocate, unloads the very loader that is allocating,
+// and creates another: the new loader takes the dead one's object at once (the same address,
+// another handle tag). The allocation must end with MS_ERR_DESTROYED and touch nothing of the new
+// loader. It used to take the object's lock after the callback and serve the request from the
+// new loader's memory: the caller of a dead loader got a block of a live one. Both reports:
+// the threshold crossed by a served request (with the block in hand) and the cap's refusal
+// (before the retry), with and without checked mode.
+class CallbackDestroysTheAllocatingLoader
+    : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+
+TEST_P(CallbackDestroysTheAllocatingLoader, TheCallGetsDestroyedAndTheNewLoaderIsUntouched) {
+  auto [checked, at_refusal] = GetParam();
+  struct Runtime {
+    ms_loader_t* victim = nullptr;
+    ms_loader_t* created = nullptr;
+    int calls = 0;
+  } rt;
+  ms_settings_t s;
+  ms_settings_init(&s);
+  s.checked = checked;
+  s.root_chunk_bytes = 1u << 20;
+  s.max_committed_bytes = 4u << 20;
+  // At the cap: only the refusal tells the runtime; else a crossing with the block served.
+  s.gc_threshold_bytes = at_refusal ? 4u << 20 : 2u << 20;
+  s.gc_callback = [](ms_metaspace_t* ms, size_t, void* user) {
+    auto* rt = static_cast<Runtime*>(user);
+    rt->calls++;
+    if (rt->victim == nullptr) return;
+    EXPECT_EQ(ms_loader_destroy(rt->victim), MS_OK);
+    ms_purge(ms);
+    rt->created = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
+    EXPECT_NE(rt->created, nullptr) << ms_last_error_text();
+  };
+  s.gc_callback_user = &rt;
+  ms_metaspace_t* ms = ms_create(&s);
+  ASSERT_NE(ms, nullptr);
+  ms_loader_t* l = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
+  ASSERT_NE(l, nullptr);
+  rt.victim = l;
+  void* p = nullptr;
+  int served = 0;
+  while (rt.calls == 0 && served < 100000) {
+    p = ms_allocate(l, MS_SPACE_NONCLASS, 1000);
+    if (p == nullptr) break;
+    served++;
+  }
+  ASSERT_EQ(rt.calls, 1) << "the callback never came; " << served << " blocks served";
+  EXPECT_EQ(p, nullptr) << "a block of a loader the callback destroyed";
+  EXPECT_EQ(ms_last_error(), MS_ERR_DESTROYED) << ms_last_error_text();
+  ASSERT_NE(rt.created, nullptr);
+  // The new loader lives where the victim did, under another handle, and holds nothing.
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(rt.created) & ~uintptr_t{15},
+            reinterpret_cast<uintptr_t>(l) & ~uintptr_t{15});
+  EXPECT_NE(rt.created, l);
+  ms_loader_stats_t ls;
+  ASSERT_EQ(ms_loader_get_stats(rt.created, &ls), MS_OK) << ms_last_error_text();
+  EXPECT_EQ(ls.used_bytes[MS_SPACE_NONCLASS] + ls.used_bytes[MS_SPACE_CLASS], 0u);
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  // The dead handle stays dead; the new loader works.
+  EXPECT_EQ(ms_allocate(l, MS_SPACE_NONCLASS, 8), nullptr);
+  EXPECT_EQ(ms_last_error(), MS_ERR_DESTROYED);
+  EXPECT_NE(ms_allocate(rt.created, MS_SPACE_NONCLASS, 1000), nullptr) << ms_last_error_text();
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  ms_destroy(ms);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    GcThreshold, CallbackDestroysTheAllocatingLoader,
+    ::testing::Combine(::testing::Values(0, 1), ::testing::Values(false, true)),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param) ? "Checked" : "Normal") +
+             (std::get<1>(info.param) ? "AtTheCapsRefusal" : "AtTheThreshold");
+    });
 
 // A class space that is full refuses with its own error, and dead loaders make room.
 TEST(Limits, ClassSpaceFullIsRefusedAndRecovers) {

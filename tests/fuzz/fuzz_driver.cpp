@@ -90,6 +90,13 @@ struct Loader {
 struct GcEvents {
   ms_metaspace_t* ms = nullptr;
   uint64_t calls = 0;
+  // Armed by an allocation: the callback, if that allocation calls it, destroys the loader that
+  // is allocating (a runtime unloading a loader still in use) and creates another, which takes
+  // the dead loader's object at once. The allocation must then fail with MS_ERR_DESTROYED.
+  ms_loader_t* unload = nullptr;
+  bool unloaded = false;
+  ms_error_t unload_result = MS_OK;
+  ms_loader_t* replacement = nullptr;
 };
 
 void gc_callback(ms_metaspace_t* ms, size_t committed, void* user) {
@@ -101,6 +108,12 @@ void gc_callback(ms_metaspace_t* ms, size_t committed, void* user) {
   // The callback runs outside every library lock: calling back in must work.
   ms_stats_t st;
   FUZZ_CHECK(ms_get_stats(ms, &st) == MS_OK, "ms_get_stats from the gc callback");
+  if (events->unload != nullptr) {
+    events->unload_result = ms_loader_destroy(events->unload);
+    events->unload = nullptr;
+    events->unloaded = true;
+    events->replacement = ms_loader_create(ms, MS_LOADER_STANDARD, 0);  // may be refused
+  }
 }
 
 class Session {
@@ -507,13 +520,35 @@ class Session {
     size_t bytes = decode_size(&huge);
     size_t burst = 1;
     if ((sp & 0x30) == 0x30 && !huge && bytes != 0 && bytes <= 256) burst = 1 + in_.u8() % 32;
-    for (size_t i = 0; i < burst; i++) allocate_one(*l, space, bytes + 8 * i, huge);
+    bool unload_in_gc = !bad_space && (sp & 0xC8) == 0xC8;
+    for (size_t i = 0; i < burst; i++) {
+      if (!allocate_one(*l, space, bytes + 8 * i, huge, unload_in_gc)) break;
+    }
   }
 
-  void allocate_one(Loader& l, int space, size_t bytes, bool huge) {
-    if (l.live.size() >= kMaxBlocksPerLoader) return;
+  // False when the loader died in the GC callback (l is then gone from the model).
+  bool allocate_one(Loader& l, int space, size_t bytes, bool huge, bool unload_in_gc = false) {
+    if (l.live.size() >= kMaxBlocksPerLoader) return true;
     FaultWatch w = watch();
+    gc_.unload = unload_in_gc ? l.handle : nullptr;
+    gc_.unloaded = false;
+    gc_.replacement = nullptr;
     void* raw = msfuzz_allocate_raw(l.handle, space, bytes);
+    gc_.unload = nullptr;
+    if (gc_.unloaded) {
+      ms_error_t e = ms_last_error();
+      FUZZ_CHECK(gc_.unload_result == MS_OK, "ms_loader_destroy from the gc callback: %s",
+                 ms_error_name(gc_.unload_result));
+      FUZZ_CHECK(raw == nullptr && e == MS_ERR_DESTROYED,
+                 "allocation of %zu bytes from a loader the gc callback destroyed: %p, %s", bytes,
+                 raw, ms_error_name(e));
+      stats_.refused++;
+      forget_loader(static_cast<size_t>(&l - loaders_.data()));
+      if (gc_.replacement != nullptr) {
+        loaders_.push_back(Loader{gc_.replacement, MS_LOADER_STANDARD, {}, {}, 0, false});
+      }
+      return false;
+    }
     bool commit_fault = fired(w, 1), reserve_fault = fired(w, 0);
     bool bookkeeping_fault = fired(w, static_cast<int>(os::FaultPoint::kBookkeeping));
     char* p = static_cast<char*>(raw);
@@ -521,20 +556,20 @@ class Session {
       FUZZ_CHECK(p == nullptr && ms_last_error() == MS_ERR_INVALID_ARGUMENT,
                  "allocation in space %d", space);
       stats_.bad_calls++;
-      return;
+      return true;
     }
     if (bytes == 0) {
       FUZZ_CHECK(p == nullptr && ms_last_error() == MS_ERR_INVALID_ARGUMENT,
                  "allocation of 0 bytes");
       stats_.bad_calls++;
-      return;
+      return true;
     }
     // Checked mode: the block's fence must fit the root chunk too.
     if (huge || bytes > settings_.root_chunk_bytes - (checked_ ? kFenceBytes : 0)) {
       FUZZ_CHECK(p == nullptr && ms_last_error() == MS_ERR_TOO_LARGE, "allocation of %zu bytes",
                  bytes);
       stats_.bad_calls++;
-      return;
+      return true;
     }
     if (p == nullptr) {
       ms_error_t e = ms_last_error();
@@ -547,7 +582,7 @@ class Session {
       FUZZ_CHECK(ok, "allocation of %zu bytes in space %d refused with %s", bytes, space,
                  ms_error_name(e));
       stats_.refused++;
-      return;
+      return true;
     }
     stats_.allocations++;
     size_t rounded = (bytes + 7) & ~size_t{7};
@@ -569,6 +604,7 @@ class Session {
     l.live.push_back(b);
     l.used += rounded;
     model_used_ += rounded;
+    return true;
   }
 
   void op_free_valid() {

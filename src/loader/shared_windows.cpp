@@ -13,7 +13,7 @@ namespace metaspace {
 namespace {
 
 static_assert(kSharedWindowCacheEntries == 4, "entry_for picks an entry with the top 2 bits");
-static_assert(sizeof(SharedWindows) == 32, "the size its comment gives");
+static_assert(sizeof(SharedWindows) == 40, "the size its comment gives");
 
 // Life numbers are unique across every loader object, so an entry never matches a recycled one.
 std::atomic<uint64_t> g_next_life{1};
@@ -31,15 +31,28 @@ void SharedWindows::destroy(SlabAllocator& bookkeeping, SharedWindows* windows) 
 uint64_t SharedWindows::open(bool count) {
   MS_ASSERT(head_ == nullptr && count_ == 0, "windows left from an earlier life");
   carved_ = 0;
+  adopted_ = 0;
   uint64_t key = g_next_life.fetch_add(1, std::memory_order_relaxed) << 1 |
                  (count ? kCountingBit : 0);
   key_.store(key, std::memory_order_relaxed);
   return key;
 }
 
-SharedWindow* SharedWindows::find_locked(const void* thread, ms_space_t space) const {
+SharedWindow* SharedWindows::find_locked(const ThreadIdentity& thread, ms_space_t space) const {
   for (SharedWindow* w = head_; w != nullptr; w = w->next) {
-    if (w->thread == thread && w->space == space) return w;
+    if (same_thread(w->owner, thread) && w->space == space) return w;
+  }
+  return nullptr;
+}
+
+SharedWindow* SharedWindows::adopt_locked(const ThreadIdentity& thread, ms_space_t space) {
+  for (SharedWindow* w = head_; w != nullptr; w = w->next) {
+    // thread_ended's acquire: the ended thread's last top is the one read from here on.
+    if (w->space == space && thread_ended(w->owner)) {
+      w->owner = thread;
+      adopted_++;
+      return w;
+    }
   }
   return nullptr;
 }
@@ -58,12 +71,14 @@ void SharedWindows::install_locked(SharedWindow* w, char* block, size_t bytes, c
 void* SharedWindows::refill_locked(ms_space_t space, Arena& arena, SlabAllocator& bookkeeping,
                                    size_t n) {
   MS_ASSERT(n % 8 == 0 && n > 0 && n <= kMaxWindowRequest, "window request of %zu bytes", n);
-  const void* thread = t_shared_window_cache;
   // The thread's window: through its cache entry, or (evicted, or a thread reused the entry) the
-  // list.
+  // list; or, for a thread that has none in this space yet, one whose thread ended.
   SharedWindow* w = cached_window(key(), space);
+  ThreadIdentity thread;
   if (w == nullptr) {
+    thread = current_thread_identity();
     w = find_locked(thread, space);
+    if (w == nullptr) w = adopt_locked(thread, space);
     char* top = w != nullptr ? w->top.load(std::memory_order_relaxed) : nullptr;
     if (w != nullptr && n <= static_cast<size_t>(w->end - top)) {
       // The cache entry had been evicted (another loader's took its place), not the window
@@ -77,7 +92,7 @@ void* SharedWindows::refill_locked(ms_space_t space, Arena& arena, SlabAllocator
   if (fresh) {
     w = bookkeeping.create_aligned<SharedWindow>();
     if (w == nullptr) return nullptr;
-    w->thread = thread;
+    w->owner = thread;
     w->space = space;
     w->carve_bytes = space == MS_SPACE_CLASS ? kFirstClassWindowBytes : kWindowBytes;
   }
@@ -145,6 +160,7 @@ void SharedWindows::release_locked(SlabAllocator& bookkeeping) {
     bookkeeping.destroy_aligned(w);
   }
   count_ = 0;
+  adopted_ = 0;
 }
 
 uint64_t SharedWindows::extra_allocations_locked() const {

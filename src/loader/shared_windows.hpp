@@ -40,8 +40,11 @@
 // ms_verify checks it (inside memory the loader's arenas handed out, start ≤ top ≤ end, the
 // unused parts [top, end) of no two overlap) and per-loader statistics count its blocks. A
 // thread's own cache entry (a few per thread, by loader) is its quick way to its windows; when
-// the entry was evicted the thread finds its windows again in the loader's list, so windows never
-// pile up. Only that thread moves its `top`.
+// the entry was evicted the thread finds its windows again in the loader's list. Only that thread
+// moves its `top`. When the thread ends its windows are orphaned (thread_records.hpp): the next
+// thread that needs a window of the space adopts one, rest and all, before any new window is
+// made, so a loader holds at most one window per space for each thread that allocated in it at
+// the same time, however many threads came and went.
 //
 // Loader death (the contract, also in metaspace.h): ms_loader_destroy must not run concurrently
 // with any other call on that loader, from any thread — the caller orders them (a runtime
@@ -49,8 +52,8 @@
 // have synchronized with the destroying one). Destruction then frees every window with the
 // loader's chunks at once; a thread's cache entry names the key of the loader's life, which died
 // with it, so a later call with the dead handle fails as MS_ERR_DESTROYED and a recycled loader
-// object never hands out a window of its former life. Windows of threads that exited stay with
-// the loader until it dies.
+// object never hands out a window of its former life. A window orphaned by its thread's end and
+// not adopted stays with the loader until it dies (counted as used, as any window).
 #pragma once
 
 #include <metaspace/metaspace.h>
@@ -58,6 +61,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+
+#include "loader/thread_records.hpp"
 
 namespace metaspace {
 
@@ -73,7 +78,7 @@ struct alignas(128) SharedWindow {
   char* start = nullptr;            // [start, end): written under the loader lock
   char* end = nullptr;
   size_t carve_bytes = 0;           // the size of this thread's next window carved from a chunk
-  const void* thread = nullptr;     // the owning thread's cache (its address names the thread)
+  ThreadIdentity owner;             // the thread bumping in it (thread_records.hpp)
   SharedWindow* next = nullptr;     // the loader's list, under its lock
   ms_space_t space = MS_SPACE_NONCLASS;
 };
@@ -91,7 +96,7 @@ inline constexpr size_t kSharedWindowCacheEntries = 4;
 inline constinit thread_local SharedWindowCacheEntry t_shared_window_cache
     [kSharedWindowCacheEntries] __attribute__((tls_model("initial-exec")));
 
-// 32 bytes from the slab, sharing lines with other objects: only the loader lock's holder
+// 40 bytes from the slab, sharing lines with other objects: only the loader lock's holder
 // touches it (the window path reads the key from the loader's head).
 class SharedWindows {
  public:
@@ -164,6 +169,8 @@ class SharedWindows {
   // Only while counting (open(true)).
   uint64_t extra_allocations_locked() const;
   size_t windows_locked() const { return count_; }
+  // Windows adopted from threads that ended, in this life.
+  uint64_t adopted_locked() const { return adopted_; }
 
  private:
   // By the key's life number: lives made one after another (a runtime's loaders) take
@@ -182,7 +189,9 @@ class SharedWindows {
   static void count_block(SharedWindow* w) {
     w->blocks.store(w->blocks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
-  SharedWindow* find_locked(const void* thread, ms_space_t space) const;
+  SharedWindow* find_locked(const ThreadIdentity& thread, ms_space_t space) const;
+  // A window of `space` whose thread ended, given to `thread`; null if none.
+  SharedWindow* adopt_locked(const ThreadIdentity& thread, ms_space_t space);
   // `w`'s new memory [block, block + bytes), of which the request takes `n` from `result`.
   void install_locked(SharedWindow* w, char* block, size_t bytes, char* result, size_t n);
 
@@ -192,6 +201,7 @@ class SharedWindows {
   SharedWindow* head_ = nullptr;
   size_t count_ = 0;
   uint64_t carved_ = 0;  // window blocks the arenas counted as allocations
+  uint64_t adopted_ = 0;
 };
 
 }  // namespace metaspace

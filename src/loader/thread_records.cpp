@@ -1,0 +1,103 @@
+#include "loader/thread_records.hpp"
+
+#include <pthread.h>
+
+#include <mutex>
+
+#include "common/assert.hpp"
+#include "os/os_memory.hpp"
+
+namespace metaspace {
+
+namespace {
+
+constexpr size_t kStaticRecords = 256;
+
+// Every record ever made is here or held by a live thread. Under g_lock: the free list, the
+// static block's next unused record, the page being carved.
+std::mutex g_lock;
+ThreadRecord g_static_records[kStaticRecords];
+size_t g_static_used = 0;
+ThreadRecord* g_free = nullptr;
+ThreadRecord* g_page_next = nullptr;
+ThreadRecord* g_page_end = nullptr;
+uint64_t g_held = 0;
+
+// The calling thread's record, or null (none yet, or it could not get one). Initial-exec, as the
+// window cache (shared_windows.hpp), so reading it calls nothing.
+constinit thread_local ThreadRecord* t_record __attribute__((tls_model("initial-exec"))) =
+    nullptr;
+// A thread that could not get a record: its address names it (never ends).
+constinit thread_local char t_fallback __attribute__((tls_model("initial-exec"))) = 0;
+
+void on_thread_exit(void* value) {
+  auto* r = static_cast<ThreadRecord*>(value);
+  // Release: the thread's last window tops are published with the new serial.
+  r->serial.fetch_add(1, std::memory_order_release);
+  t_record = nullptr;
+  std::lock_guard<std::mutex> guard(g_lock);
+  r->next_free = g_free;
+  g_free = r;
+  g_held--;
+}
+
+// The key whose destructor returns a thread's record; made once. False if the process has no
+// key left (PTHREAD_KEYS_MAX).
+struct ExitKey {
+  pthread_key_t key{};
+  bool made = pthread_key_create(&key, on_thread_exit) == 0;
+};
+
+ExitKey& exit_key() {
+  static ExitKey key;
+  return key;
+}
+
+ThreadRecord* take_record_locked() {
+  if (g_free != nullptr) {
+    ThreadRecord* r = g_free;
+    g_free = r->next_free;
+    return r;
+  }
+  if (g_static_used < kStaticRecords) return &g_static_records[g_static_used++];
+  if (g_page_next == g_page_end) {
+    char* page = nullptr;
+    if (os::map_read_write(os::page_size(), &page) != MS_OK) return nullptr;
+    g_page_next = new (page) ThreadRecord[os::page_size() / sizeof(ThreadRecord)];
+    g_page_end = g_page_next + os::page_size() / sizeof(ThreadRecord);
+  }
+  return g_page_next++;
+}
+
+}  // namespace
+
+ThreadIdentity current_thread_identity() {
+  ThreadRecord* r = t_record;
+  if (r == nullptr) {
+    ExitKey& key = exit_key();
+    if (key.made) {
+      {
+        std::lock_guard<std::mutex> guard(g_lock);
+        r = take_record_locked();
+        if (r != nullptr) g_held++;
+      }
+      if (r != nullptr && pthread_setspecific(key.key, r) != 0) {
+        std::lock_guard<std::mutex> guard(g_lock);
+        r->next_free = g_free;
+        g_free = r;
+        g_held--;
+        r = nullptr;
+      }
+      t_record = r;
+    }
+  }
+  if (r == nullptr) return {nullptr, reinterpret_cast<uintptr_t>(&t_fallback)};
+  return {r, r->serial.load(std::memory_order_relaxed)};
+}
+
+uint64_t thread_records_held() {
+  std::lock_guard<std::mutex> guard(g_lock);
+  return g_held;
+}
+
+}  // namespace metaspace

@@ -14,8 +14,8 @@
  *     A freed block is reused when a thread next takes a window (best fit for its request). The
  *     unused rest of a thread's windows counts as used until they are retired (at most 66 KiB per
  *     thread and space); the window of a thread that exited is adopted by the next thread that
- *     needs one in that loader and space, so a loader holds at most one per space for each
- *     thread that allocated in it at the same time.
+ *     needs one in that loader and space, or retired (its rest a free block) when a thread of the
+ *     loader next takes a window of that space.
  *   - Loader death: ms_loader_destroy must not run concurrently with any other call on that loader
  *     from any thread. The caller orders it after them (a runtime destroys a loader only when no
  *     thread can load into it any more, and the threads that did have synchronized with the

@@ -5,6 +5,7 @@
 
 #include "arena/arena.hpp"
 #include "common/assert.hpp"
+#include "common/error.hpp"
 #include "common/verify.hpp"
 #include "slab/slab_allocator.hpp"
 
@@ -13,7 +14,7 @@ namespace metaspace {
 namespace {
 
 static_assert(kSharedWindowCacheEntries == 4, "entry_for picks an entry with the top 2 bits");
-static_assert(sizeof(SharedWindows) == 40, "the size its comment gives");
+static_assert(sizeof(SharedWindows) == 56, "the size its comment gives");
 
 // Life numbers are unique across every loader object, so an entry never matches a recycled one.
 std::atomic<uint64_t> g_next_life{1};
@@ -31,7 +32,8 @@ void SharedWindows::destroy(SlabAllocator& bookkeeping, SharedWindows* windows) 
 uint64_t SharedWindows::open(bool count) {
   MS_ASSERT(head_ == nullptr && count_ == 0, "windows left from an earlier life");
   carved_ = 0;
-  adopted_ = 0;
+  retired_blocks_ = 0;
+  exits_seen_[0] = exits_seen_[1] = 0;
   uint64_t key = g_next_life.fetch_add(1, std::memory_order_relaxed) << 1 |
                  (count ? kCountingBit : 0);
   key_.store(key, std::memory_order_relaxed);
@@ -50,11 +52,38 @@ SharedWindow* SharedWindows::adopt_locked(const ThreadIdentity& thread, ms_space
     // thread_ended's acquire: the ended thread's last top is the one read from here on.
     if (w->space == space && thread_ended(w->owner)) {
       w->owner = thread;
-      adopted_++;
       return w;
     }
   }
   return nullptr;
+}
+
+void SharedWindows::retire_orphans_locked(ms_space_t space, Arena& arena,
+                                          SlabAllocator& bookkeeping) {
+  uint64_t exits = thread_exits();
+  if (exits == exits_seen_[space]) return;
+  exits_seen_[space] = exits;
+  KeepLastError keep;  // a rest that cannot be filed now is not the request's failure
+  for (SharedWindow** link = &head_; *link != nullptr;) {
+    SharedWindow* w = *link;
+    if (w->space != space || !thread_ended(w->owner)) {
+      link = &w->next;
+      continue;
+    }
+    char* top = w->top.load(std::memory_order_relaxed);
+    if (top < w->end) {
+      if (!arena.prepare_salvage()) {
+        exits_seen_[space] = exits - 1;  // look again at the next window
+        link = &w->next;
+        continue;
+      }
+      (void)arena.file_salvaged(top, static_cast<size_t>(w->end - top));
+    }
+    retired_blocks_ += w->blocks.load(std::memory_order_relaxed);
+    *link = w->next;
+    count_--;
+    bookkeeping.destroy_aligned(w);
+  }
 }
 
 void SharedWindows::install_locked(SharedWindow* w, char* block, size_t bytes, char* result,
@@ -88,6 +117,10 @@ void* SharedWindows::refill_locked(ms_space_t space, Arena& arena, SlabAllocator
       return top;
     }
   }
+  // Windows of threads that ended and that no thread adopted: their rests become free blocks
+  // (a pool that shrank leaves no unused windows counted as used), perhaps this thread's next
+  // window (best fit, below).
+  retire_orphans_locked(space, arena, bookkeeping);
   bool fresh = w == nullptr;
   if (fresh) {
     w = bookkeeping.create_aligned<SharedWindow>();
@@ -160,7 +193,6 @@ void SharedWindows::release_locked(SlabAllocator& bookkeeping) {
     bookkeeping.destroy_aligned(w);
   }
   count_ = 0;
-  adopted_ = 0;
 }
 
 uint64_t SharedWindows::extra_allocations_locked() const {
@@ -168,7 +200,7 @@ uint64_t SharedWindows::extra_allocations_locked() const {
   for (SharedWindow* w = head_; w != nullptr; w = w->next) {
     blocks += w->blocks.load(std::memory_order_relaxed);
   }
-  return blocks - carved_;
+  return blocks + retired_blocks_ - carved_;
 }
 
 bool SharedWindows::verify_locked(const Arena& nonclass, const Arena* klass) const {

@@ -43,7 +43,8 @@
 // the entry was evicted the thread finds its windows again in the loader's list. Only that thread
 // moves its `top`. When the thread ends its windows are orphaned (thread_records.hpp): the next
 // thread that needs a window of the space adopts one, rest and all, before any new window is
-// made, so a loader holds at most one window per space for each thread that allocated in it at
+// made, and the orphans no thread adopts are retired when a thread next takes a window of that
+// space. A loader holds at most one window per space for each thread that allocated in it at
 // the same time, however many threads came and went.
 //
 // Loader death (the contract, also in metaspace.h): ms_loader_destroy must not run concurrently
@@ -52,8 +53,7 @@
 // have synchronized with the destroying one). Destruction then frees every window with the
 // loader's chunks at once; a thread's cache entry names the key of the loader's life, which died
 // with it, so a later call with the dead handle fails as MS_ERR_DESTROYED and a recycled loader
-// object never hands out a window of its former life. A window orphaned by its thread's end and
-// not adopted stays with the loader until it dies (counted as used, as any window).
+// object never hands out a window of its former life.
 #pragma once
 
 #include <metaspace/metaspace.h>
@@ -96,7 +96,7 @@ inline constexpr size_t kSharedWindowCacheEntries = 4;
 inline constinit thread_local SharedWindowCacheEntry t_shared_window_cache
     [kSharedWindowCacheEntries] __attribute__((tls_model("initial-exec")));
 
-// 40 bytes from the slab, sharing lines with other objects: only the loader lock's holder
+// 56 bytes from the slab, sharing lines with other objects: only the loader lock's holder
 // touches it (the window path reads the key from the loader's head).
 class SharedWindows {
  public:
@@ -169,8 +169,6 @@ class SharedWindows {
   // Only while counting (open(true)).
   uint64_t extra_allocations_locked() const;
   size_t windows_locked() const { return count_; }
-  // Windows adopted from threads that ended, in this life.
-  uint64_t adopted_locked() const { return adopted_; }
 
  private:
   // By the key's life number: lives made one after another (a runtime's loaders) take
@@ -192,6 +190,10 @@ class SharedWindows {
   SharedWindow* find_locked(const ThreadIdentity& thread, ms_space_t space) const;
   // A window of `space` whose thread ended, given to `thread`; null if none.
   SharedWindow* adopt_locked(const ThreadIdentity& thread, ms_space_t space);
+  // Retires every window of `space` whose thread ended (its rest filed in `arena` as a salvaged
+  // free block, its record freed), if a thread ended since the last look at this space. One
+  // whose rest cannot be filed (no room for the free-block structure) stays for a later look.
+  void retire_orphans_locked(ms_space_t space, Arena& arena, SlabAllocator& bookkeeping);
   // `w`'s new memory [block, block + bytes), of which the request takes `n` from `result`.
   void install_locked(SharedWindow* w, char* block, size_t bytes, char* result, size_t n);
 
@@ -201,7 +203,8 @@ class SharedWindows {
   SharedWindow* head_ = nullptr;
   size_t count_ = 0;
   uint64_t carved_ = 0;  // window blocks the arenas counted as allocations
-  uint64_t adopted_ = 0;
+  uint64_t retired_blocks_ = 0;   // blocks handed out from windows retired (if counted)
+  uint64_t exits_seen_[2] = {};  // thread_exits() at the last look for orphans, by space
 };
 
 }  // namespace metaspace

@@ -22,6 +22,7 @@ ThreadRecord* g_free = nullptr;
 ThreadRecord* g_page_next = nullptr;
 ThreadRecord* g_page_end = nullptr;
 uint64_t g_held = 0;
+std::atomic<uint64_t> g_exits{0};
 
 // The calling thread's record, or null (none yet, or it could not get one). Initial-exec, as the
 // window cache (shared_windows.hpp), so reading it calls nothing.
@@ -34,6 +35,7 @@ void on_thread_exit(void* value) {
   auto* r = static_cast<ThreadRecord*>(value);
   // Release: the thread's last window tops are published with the new serial.
   r->serial.fetch_add(1, std::memory_order_release);
+  g_exits.fetch_add(1, std::memory_order_release);
   t_record = nullptr;
   std::lock_guard<std::mutex> guard(g_lock);
   r->next_free = g_free;
@@ -46,6 +48,11 @@ void on_thread_exit(void* value) {
 struct ExitKey {
   pthread_key_t key{};
   bool made = pthread_key_create(&key, on_thread_exit) == 0;
+  // At the library's unload (dlclose) or the process's exit: threads that end later must not
+  // call into code that may be gone. Their records are not returned then.
+  ~ExitKey() {
+    if (made) pthread_key_delete(key);
+  }
 };
 
 ExitKey& exit_key() {
@@ -94,6 +101,8 @@ ThreadIdentity current_thread_identity() {
   if (r == nullptr) return {nullptr, reinterpret_cast<uintptr_t>(&t_fallback)};
   return {r, r->serial.load(std::memory_order_relaxed)};
 }
+
+uint64_t thread_exits() { return g_exits.load(std::memory_order_acquire); }
 
 uint64_t thread_records_held() {
   std::lock_guard<std::mutex> guard(g_lock);

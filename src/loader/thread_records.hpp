@@ -53,6 +53,10 @@ inline bool same_thread(const ThreadIdentity& a, const ThreadIdentity& b) {
   return a.record == b.record && a.serial == b.serial;
 }
 
+// Threads that ended holding a record, so far (acquire: their windows' last tops are visible).
+// A loader looks for orphaned windows only when this moved since it last looked.
+uint64_t thread_exits();
+
 // Records taken and held now (tests).
 uint64_t thread_records_held();
 

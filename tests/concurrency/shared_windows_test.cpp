@@ -320,6 +320,50 @@ TEST(SharedWindows, ThreadsThatComeAndGoLeaveNoWindowsBehind) {
   ms_destroy(ms);
 }
 
+// A pool that shrinks: eight threads allocate and end; the one thread left adopts one of their
+// windows, and when it next needs a window the other seven are retired, their rests filed as
+// free blocks (the next windows come from them) instead of staying counted as used until the
+// loader dies. With count_allocations, every block the ended threads made stays counted.
+TEST(SharedWindows, WindowsOfEndedThreadsNoOneAdoptsAreRetiredAtTheNextWindow) {
+  constexpr size_t kThreads = 8;
+  constexpr size_t kBlocks = 10;
+  constexpr size_t kBytes = 64;
+  ms_metaspace_t* ms = counting_metaspace();
+  ASSERT_NE(ms, nullptr);
+  ms_loader_t* shared = ms_loader_create(ms, MS_LOADER_STANDARD, MS_LOADER_SHARED);
+  ASSERT_NE(shared, nullptr);
+  std::barrier all_allocated(static_cast<std::ptrdiff_t>(kThreads));
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < kThreads; t++) {
+    threads.emplace_back([&] {
+      for (size_t i = 0; i < kBlocks; i++) ASSERT_NE(ms_allocate(shared, MS_SPACE_NONCLASS, kBytes), nullptr);
+      all_allocated.arrive_and_wait();  // eight windows open at once
+    });
+  }
+  for (auto& th : threads) th.join();
+  ms_loader_stats_t ls;
+  ASSERT_EQ(ms_loader_get_stats(shared, &ls), MS_OK);
+  size_t live = kThreads * kBlocks * kBytes;
+  EXPECT_GE(ls.used_bytes[MS_SPACE_NONCLASS], live + (kThreads - 1) * 4096)
+      << "the ended threads' windows are open, counted as used";
+  // The survivor: blocks until well past one window, so that it takes new windows.
+  size_t survivor_blocks = 2 * metaspace::SharedWindows::kMaxWindowBytes / kBytes;
+  for (size_t i = 0; i < survivor_blocks; i++) {
+    ASSERT_NE(ms_allocate(shared, MS_SPACE_NONCLASS, kBytes), nullptr);
+  }
+  live += survivor_blocks * kBytes;
+  ASSERT_EQ(ms_loader_get_stats(shared, &ls), MS_OK);
+  EXPECT_LE(ls.used_bytes[MS_SPACE_NONCLASS],
+            live + metaspace::SharedWindows::kMaxWindowBytes +
+                metaspace::SharedWindows::kMaxWindowRequest)
+      << "windows of ended threads are still counted as used";
+  EXPECT_EQ(ls.allocations, kThreads * kBlocks + survivor_blocks);
+  ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  expect_identity(ms);
+  expect_consistent_through_destroy(ms, shared);
+  ms_destroy(ms);
+}
+
 // Klasses bump in class space windows: two threads taking turns block by block still get their
 // Klasses back to back (through the loader lock, each went behind the other's).
 TEST(SharedWindows, KlassesOfOneThreadLieBackToBackWhileAnotherAllocates) {

@@ -229,7 +229,8 @@ void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb, 
  * asynchronously calls it when the collection finished; from the callback it tells the new
  * threshold) and returns the new threshold (0: none set). The callback may call the library
  * (statistics, ms_purge, loader calls); if it destroys the loader whose ms_allocate called it,
- * that ms_allocate returns NULL with MS_ERR_DESTROYED. */
+ * that ms_allocate returns NULL with MS_ERR_DESTROYED. It is not entered again from within
+ * itself on the same thread: a refusal there is MS_ERR_LIMIT at once. */
 size_t ms_gc_done(ms_metaspace_t* ms) MS__NOEXCEPT;
 
 /* Statistics. The totals come from counters read consistently under the two chunk managers'

@@ -76,8 +76,30 @@ size_t CommitLimiter::gc_done() {
   return threshold_bytes_;
 }
 
+namespace {
+
+// The limiters whose callback the calling thread is inside, innermost first: frames on its
+// stack, unlinked also when a callback throws.
+struct DeliveryFrame;
+thread_local DeliveryFrame* t_deliveries = nullptr;
+struct DeliveryFrame {
+  const CommitLimiter* limiter;
+  DeliveryFrame* outer;
+  explicit DeliveryFrame(const CommitLimiter* l) : limiter(l), outer(t_deliveries) {
+    t_deliveries = this;
+  }
+  ~DeliveryFrame() { t_deliveries = outer; }
+  DeliveryFrame(const DeliveryFrame&) = delete;
+  DeliveryFrame& operator=(const DeliveryFrame&) = delete;
+};
+
+}  // namespace
+
 bool CommitLimiter::deliver_threshold_event(ms_metaspace_t* ms) {
   if (!pending_.load(std::memory_order_relaxed)) return false;
+  for (const DeliveryFrame* f = t_deliveries; f != nullptr; f = f->outer) {
+    if (f->limiter == this) return false;  // inside its own callback: told already
+  }
   ms_gc_callback_t callback;
   void* user;
   {
@@ -93,7 +115,10 @@ bool CommitLimiter::deliver_threshold_event(ms_metaspace_t* ms) {
   // The caller may be about to return NULL with its error: whatever the runtime calls from the
   // callback must not replace it.
   KeepLastError keep;
-  callback(ms, committed_bytes(), user);
+  {
+    DeliveryFrame frame(this);
+    callback(ms, committed_bytes(), user);
+  }
   gc_done();
   return true;
 }

@@ -41,7 +41,10 @@ class CommitLimiter {
   void set_policy(const GcThresholdPolicy& policy);
   // Delivers a pending threshold event, if any, then moves the threshold by the policy. Call
   // with no library lock held. True if the callback ran. The calling thread's last error is the
-  // same afterwards, whatever the callback called.
+  // same afterwards, whatever the callback called. Not from within this limiter's callback on
+  // the same thread (a runtime's GC that allocates metadata itself, refused again): the event
+  // stays pending and false is returned, so the refusal reaches the caller instead of a
+  // recursion without end (it overflowed the stack).
   bool deliver_threshold_event(ms_metaspace_t* ms);
   // A collection finished: moves the threshold by the policy from the committed level now and
   // re-arms it. Returns the new threshold (0: none set).

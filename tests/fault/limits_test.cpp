@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <metaspace/metaspace.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -308,6 +309,54 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(std::get<0>(info.param) ? "Checked" : "Normal") +
              (std::get<1>(info.param) ? "AtTheCapsRefusal" : "AtTheThreshold");
     });
+
+// A runtime whose GC allocates metadata itself: from within the callback the cap refuses again.
+// The callback is not entered again from within itself on the same thread (that recursed until
+// the stack overflowed): the inner refusal is MS_ERR_LIMIT at once, and so is the outer one.
+TEST(GcThreshold, ACallbackThatAllocatesIsNotEnteredAgainFromWithin) {
+  struct Runtime {
+    ms_loader_t* loader = nullptr;
+    int calls = 0;
+    int depth = 0;
+    int max_depth = 0;
+    int inner_refusals = 0;
+  } rt;
+  ms_settings_t s;
+  ms_settings_init(&s);
+  s.root_chunk_bytes = 1u << 20;
+  s.max_committed_bytes = 4u << 20;
+  s.gc_threshold_bytes = 4u << 20;
+  s.gc_callback = [](ms_metaspace_t*, size_t, void* user) {
+    auto* rt = static_cast<Runtime*>(user);
+    rt->calls++;
+    rt->max_depth = std::max(rt->max_depth, ++rt->depth);
+    if (ms_allocate(rt->loader, MS_SPACE_NONCLASS, 100000) == nullptr) {
+      EXPECT_EQ(ms_last_error(), MS_ERR_LIMIT) << ms_last_error_text();
+      rt->inner_refusals++;
+    }
+    rt->depth--;
+  };
+  s.gc_callback_user = &rt;
+  ms_metaspace_t* ms = ms_create(&s);
+  ASSERT_NE(ms, nullptr);
+  rt.loader = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
+  ASSERT_NE(rt.loader, nullptr);
+  int refused_at = -1;
+  for (int i = 0; i < 100 && refused_at < 0; i++) {
+    if (ms_allocate(rt.loader, MS_SPACE_NONCLASS, 100000) == nullptr) refused_at = i;
+  }
+  ASSERT_GE(refused_at, 0);
+  EXPECT_EQ(ms_last_error(), MS_ERR_LIMIT) << ms_last_error_text();
+  EXPECT_EQ(rt.max_depth, 1);
+  EXPECT_GE(rt.inner_refusals, 1);
+  EXPECT_LE(rt.calls, 2) << "one refusal, told before and after its retry";
+  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
+  // Outside the callback the runtime is told again at the next refusal.
+  int before = rt.calls;
+  EXPECT_EQ(ms_allocate(rt.loader, MS_SPACE_NONCLASS, 100000), nullptr);
+  EXPECT_GT(rt.calls, before);
+  ms_destroy(ms);
+}
 
 // A class space that is full refuses with its own error, and dead loaders make room.
 TEST(Limits, ClassSpaceFullIsRefusedAndRecovers) {

@@ -314,8 +314,6 @@ TEST(SharedWindows, ThreadsThatComeAndGoLeaveNoWindowsBehind) {
   EXPECT_GE(ls.used_bytes[MS_SPACE_NONCLASS], live);
   EXPECT_LE(ls.used_bytes[MS_SPACE_NONCLASS], live + open_bound)
       << "windows of ended threads are left behind";
-  EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
-  expect_identity(ms);
   expect_consistent_through_destroy(ms, shared);
   ms_destroy(ms);
 }
@@ -358,8 +356,6 @@ TEST(SharedWindows, WindowsOfEndedThreadsNoOneAdoptsAreRetiredAtTheNextWindow) {
                 metaspace::SharedWindows::kMaxWindowRequest)
       << "windows of ended threads are still counted as used";
   EXPECT_EQ(ls.allocations, kThreads * kBlocks + survivor_blocks);
-  ASSERT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
-  expect_identity(ms);
   expect_consistent_through_destroy(ms, shared);
   ms_destroy(ms);
 }

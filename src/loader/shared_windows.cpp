@@ -40,22 +40,25 @@ uint64_t SharedWindows::open(bool count) {
   return key;
 }
 
-SharedWindow* SharedWindows::find_locked(const ThreadIdentity& thread, ms_space_t space) const {
-  for (SharedWindow* w = head_; w != nullptr; w = w->next) {
-    if (same_thread(w->owner, thread) && w->space == space) return w;
-  }
-  return nullptr;
+namespace {
+
+// A window of `space` whose thread ended. thread_ended's acquire: the ended thread's last top is
+// the one read from here on.
+bool orphaned(const SharedWindow& w, ms_space_t space) {
+  return w.space == space && thread_ended(w.owner);
 }
 
-SharedWindow* SharedWindows::adopt_locked(const ThreadIdentity& thread, ms_space_t space) {
+}  // namespace
+
+SharedWindow* SharedWindows::find_or_adopt_locked(const ThreadIdentity& thread,
+                                                  ms_space_t space) {
+  SharedWindow* orphan = nullptr;
   for (SharedWindow* w = head_; w != nullptr; w = w->next) {
-    // thread_ended's acquire: the ended thread's last top is the one read from here on.
-    if (w->space == space && thread_ended(w->owner)) {
-      w->owner = thread;
-      return w;
-    }
+    if (w->space == space && same_thread(w->owner, thread)) return w;
+    if (orphan == nullptr && orphaned(*w, space)) orphan = w;
   }
-  return nullptr;
+  if (orphan != nullptr) orphan->owner = thread;
+  return orphan;
 }
 
 void SharedWindows::retire_orphans_locked(ms_space_t space, Arena& arena,
@@ -66,7 +69,7 @@ void SharedWindows::retire_orphans_locked(ms_space_t space, Arena& arena,
   KeepLastError keep;  // a rest that cannot be filed now is not the request's failure
   for (SharedWindow** link = &head_; *link != nullptr;) {
     SharedWindow* w = *link;
-    if (w->space != space || !thread_ended(w->owner)) {
+    if (!orphaned(*w, space)) {
       link = &w->next;
       continue;
     }
@@ -106,8 +109,7 @@ void* SharedWindows::refill_locked(ms_space_t space, Arena& arena, SlabAllocator
   ThreadIdentity thread;
   if (w == nullptr) {
     thread = current_thread_identity();
-    w = find_locked(thread, space);
-    if (w == nullptr) w = adopt_locked(thread, space);
+    w = find_or_adopt_locked(thread, space);
     char* top = w != nullptr ? w->top.load(std::memory_order_relaxed) : nullptr;
     if (w != nullptr && n <= static_cast<size_t>(w->end - top)) {
       // The cache entry had been evicted (another loader's took its place), not the window

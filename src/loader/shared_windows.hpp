@@ -187,9 +187,9 @@ class SharedWindows {
   static void count_block(SharedWindow* w) {
     w->blocks.store(w->blocks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
-  SharedWindow* find_locked(const ThreadIdentity& thread, ms_space_t space) const;
-  // A window of `space` whose thread ended, given to `thread`; null if none.
-  SharedWindow* adopt_locked(const ThreadIdentity& thread, ms_space_t space);
+  // `thread`'s window of `space`; else one of `space` whose thread ended, given to `thread`
+  // (adopted); null if neither. One walk of the list.
+  SharedWindow* find_or_adopt_locked(const ThreadIdentity& thread, ms_space_t space);
   // Retires every window of `space` whose thread ended (its rest filed in `arena` as a salvaged
   // free block, its record freed), if a thread ended since the last look at this space. One
   // whose rest cannot be filed (no room for the free-block structure) stays for a later look.

@@ -4,7 +4,6 @@
 
 #include <mutex>
 
-#include "common/assert.hpp"
 #include "os/os_memory.hpp"
 
 namespace metaspace {
@@ -21,7 +20,6 @@ size_t g_static_used = 0;
 ThreadRecord* g_free = nullptr;
 ThreadRecord* g_page_next = nullptr;
 ThreadRecord* g_page_end = nullptr;
-uint64_t g_held = 0;
 std::atomic<uint64_t> g_exits{0};
 
 // The calling thread's record, or null (none yet, or it could not get one). Initial-exec, as the
@@ -31,16 +29,19 @@ constinit thread_local ThreadRecord* t_record __attribute__((tls_model("initial-
 // A thread that could not get a record: its address names it (never ends).
 constinit thread_local char t_fallback __attribute__((tls_model("initial-exec"))) = 0;
 
+void give_back(ThreadRecord* r) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  r->next_free = g_free;
+  g_free = r;
+}
+
 void on_thread_exit(void* value) {
   auto* r = static_cast<ThreadRecord*>(value);
   // Release: the thread's last window tops are published with the new serial.
   r->serial.fetch_add(1, std::memory_order_release);
   g_exits.fetch_add(1, std::memory_order_release);
   t_record = nullptr;
-  std::lock_guard<std::mutex> guard(g_lock);
-  r->next_free = g_free;
-  g_free = r;
-  g_held--;
+  give_back(r);
 }
 
 // The key whose destructor returns a thread's record; made once. False if the process has no
@@ -60,7 +61,8 @@ ExitKey& exit_key() {
   return key;
 }
 
-ThreadRecord* take_record_locked() {
+ThreadRecord* take_record() {
+  std::lock_guard<std::mutex> guard(g_lock);
   if (g_free != nullptr) {
     ThreadRecord* r = g_free;
     g_free = r->next_free;
@@ -83,16 +85,9 @@ ThreadIdentity current_thread_identity() {
   if (r == nullptr) {
     ExitKey& key = exit_key();
     if (key.made) {
-      {
-        std::lock_guard<std::mutex> guard(g_lock);
-        r = take_record_locked();
-        if (r != nullptr) g_held++;
-      }
+      r = take_record();
       if (r != nullptr && pthread_setspecific(key.key, r) != 0) {
-        std::lock_guard<std::mutex> guard(g_lock);
-        r->next_free = g_free;
-        g_free = r;
-        g_held--;
+        give_back(r);
         r = nullptr;
       }
       t_record = r;
@@ -103,10 +98,5 @@ ThreadIdentity current_thread_identity() {
 }
 
 uint64_t thread_exits() { return g_exits.load(std::memory_order_acquire); }
-
-uint64_t thread_records_held() {
-  std::lock_guard<std::mutex> guard(g_lock);
-  return g_held;
-}
 
 }  // namespace metaspace

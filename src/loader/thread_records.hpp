@@ -57,7 +57,4 @@ inline bool same_thread(const ThreadIdentity& a, const ThreadIdentity& b) {
 // A loader looks for orphaned windows only when this moved since it last looked.
 uint64_t thread_exits();
 
-// Records taken and held now (tests).
-uint64_t thread_records_held();
-
 }  // namespace metaspace

@@ -189,6 +189,19 @@ TEST(GcThreshold, EveryRefusalIsToldWithReclaimNone) {
   ms_destroy(ms);
 }
 
+// The metaspace of the runtime tests below: 1 MiB root chunks, a 4 MiB cap, the GC threshold
+// given (at the cap: only a refusal reaches the runtime) and the runtime's callback.
+ms_settings_t runtime_settings(size_t threshold, ms_gc_callback_t callback, void* user) {
+  ms_settings_t s;
+  ms_settings_init(&s);
+  s.root_chunk_bytes = 1u << 20;
+  s.max_committed_bytes = 4u << 20;
+  s.gc_threshold_bytes = threshold;
+  s.gc_callback = callback;
+  s.gc_callback_user = user;
+  return s;
+}
+
 // The callback is the runtime's GC: it unloads and purges, and the refused request is tried
 // again and served. From the callback ms_gc_done tells the new threshold (policy: at least 40 %
 // free, at most 70 %, at most the cap).
@@ -199,12 +212,7 @@ TEST(GcThreshold, ACallbackThatUnloadsMakesTheRefusedRequestSucceed) {
     size_t new_threshold = 0;
     size_t committed_after = 0;
   } rt;
-  ms_settings_t s;
-  ms_settings_init(&s);
-  s.root_chunk_bytes = 1u << 20;
-  s.max_committed_bytes = 4u << 20;
-  s.gc_threshold_bytes = 4u << 20;  // at the cap: only the refusal reaches the runtime
-  s.gc_callback = [](ms_metaspace_t* ms, size_t, void* user) {
+  auto on_gc = [](ms_metaspace_t* ms, size_t, void* user) {
     auto* rt = static_cast<Runtime*>(user);
     rt->calls++;
     if (rt->victim != nullptr) {
@@ -217,7 +225,7 @@ TEST(GcThreshold, ACallbackThatUnloadsMakesTheRefusedRequestSucceed) {
     EXPECT_EQ(ms_get_stats(ms, &st), MS_OK);
     rt->committed_after = st.total.committed_bytes;
   };
-  s.gc_callback_user = &rt;
+  ms_settings_t s = runtime_settings(4u << 20, on_gc, &rt);  // only the refusal is told
   ms_metaspace_t* ms = ms_create(&s);
   ASSERT_NE(ms, nullptr);
   rt.victim = ms_loader_create(ms, MS_LOADER_BOOT, 0);
@@ -253,14 +261,7 @@ TEST_P(CallbackDestroysTheAllocatingLoader, TheCallGetsDestroyedAndTheNewLoaderI
     ms_loader_t* created = nullptr;
     int calls = 0;
   } rt;
-  ms_settings_t s;
-  ms_settings_init(&s);
-  s.checked = checked;
-  s.root_chunk_bytes = 1u << 20;
-  s.max_committed_bytes = 4u << 20;
-  // At the cap: only the refusal tells the runtime; else a crossing with the block served.
-  s.gc_threshold_bytes = at_refusal ? 4u << 20 : 2u << 20;
-  s.gc_callback = [](ms_metaspace_t* ms, size_t, void* user) {
+  auto on_gc = [](ms_metaspace_t* ms, size_t, void* user) {
     auto* rt = static_cast<Runtime*>(user);
     rt->calls++;
     if (rt->victim == nullptr) return;
@@ -269,7 +270,9 @@ TEST_P(CallbackDestroysTheAllocatingLoader, TheCallGetsDestroyedAndTheNewLoaderI
     rt->created = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
     EXPECT_NE(rt->created, nullptr) << ms_last_error_text();
   };
-  s.gc_callback_user = &rt;
+  // At the cap: only the refusal tells the runtime; else a crossing with the block served.
+  ms_settings_t s = runtime_settings(at_refusal ? 4u << 20 : 2u << 20, on_gc, &rt);
+  s.checked = checked;
   ms_metaspace_t* ms = ms_create(&s);
   ASSERT_NE(ms, nullptr);
   ms_loader_t* l = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
@@ -321,12 +324,7 @@ TEST(GcThreshold, ACallbackThatAllocatesIsNotEnteredAgainFromWithin) {
     int max_depth = 0;
     int inner_refusals = 0;
   } rt;
-  ms_settings_t s;
-  ms_settings_init(&s);
-  s.root_chunk_bytes = 1u << 20;
-  s.max_committed_bytes = 4u << 20;
-  s.gc_threshold_bytes = 4u << 20;
-  s.gc_callback = [](ms_metaspace_t*, size_t, void* user) {
+  auto on_gc = [](ms_metaspace_t*, size_t, void* user) {
     auto* rt = static_cast<Runtime*>(user);
     rt->calls++;
     rt->max_depth = std::max(rt->max_depth, ++rt->depth);
@@ -336,7 +334,7 @@ TEST(GcThreshold, ACallbackThatAllocatesIsNotEnteredAgainFromWithin) {
     }
     rt->depth--;
   };
-  s.gc_callback_user = &rt;
+  ms_settings_t s = runtime_settings(4u << 20, on_gc, &rt);
   ms_metaspace_t* ms = ms_create(&s);
   ASSERT_NE(ms, nullptr);
   rt.loader = ms_loader_create(ms, MS_LOADER_STANDARD, 0);

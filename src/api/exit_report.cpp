@@ -40,6 +40,9 @@ void report_survivors() {
 
 }  // namespace
 
+void exit_report_lock_for_fork() { g_lock.lock(); }
+void exit_report_unlock_after_fork() { g_lock.unlock(); }
+
 void on_create(ms_metaspace_t* ms, const ms_settings_t& s) {
   if (s.verbose) {
     static const char* const kReclaim[] = {"none", "balanced", "aggressive"};

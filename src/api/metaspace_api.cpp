@@ -8,6 +8,7 @@
 
 #include "api/exception_barrier.hpp"
 #include "api/exit_report.hpp"
+#include "api/fork_handlers.hpp"
 #include "api/handle_secret.hpp"
 #include "api/struct_size.hpp"
 #include "common/error.hpp"
@@ -110,6 +111,7 @@ ms_metaspace_t* ms_create(const ms_settings_t* settings) noexcept {
     ms_settings_t s;
     if (!read_settings(settings, &s)) return nullptr;
     metaspace::api::choose_handle_secret();
+    metaspace::api::install_fork_handlers();
     std::unique_ptr<Metaspace> ms = Metaspace::create(s);
     if (!ms) return nullptr;
     metaspace::api::on_create(ms->handle(), s);

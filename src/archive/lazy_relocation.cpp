@@ -117,6 +117,7 @@ std::unique_ptr<LazyRelocation> LazyRelocation::start(const LazyRelocationReques
     // was handing it over (seen: "the class space could not be placed right above it").
     l->buffer_.resize(kClusterBytes);
     l->handler_ = std::thread([p = l.get()] { p->serve(); });
+    l->process_ = getpid();
   } catch (...) {
     *why_not = "the handler thread could not be started";
     // Closing the descriptor unregisters the range; map the file back over it.
@@ -132,9 +133,17 @@ std::unique_ptr<LazyRelocation> LazyRelocation::start(const LazyRelocationReques
 LazyRelocation::~LazyRelocation() {
   if (handler_.joinable()) {
     untrack(this);
-    char c = 's';
-    (void)!write(stop_[1], &c, 1);
-    handler_.join();
+    if (getpid() == process_) {
+      char c = 's';
+      (void)!write(stop_[1], &c, 1);
+      handler_.join();
+    } else {
+      // The child of a fork (every cluster was filled before it: fill_all_before_fork): the
+      // handler runs in the parent only. Joining it here waited forever, and the stop byte
+      // (the pipe is the parent's too) would have stopped the parent's. The thread object is
+      // let go without a join: 8 bytes kept per archive a child destroys.
+      (void)new std::thread(std::move(handler_));
+    }
   }
   for (int fd : stop_)
     if (fd >= 0) close(fd);

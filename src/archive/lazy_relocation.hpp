@@ -17,6 +17,8 @@
 // archive first — the eager cost, paid at the first fork.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -73,6 +75,7 @@ class LazyRelocation {
   const unsigned char* source_ = nullptr;  // the file's regions, read-only, shared
   std::vector<unsigned char> buffer_;  // the handler's cluster
   std::thread handler_;
+  pid_t process_ = 0;  // the process the handler runs in (a fork's child has a copy of this)
   std::atomic<size_t> clusters_filled_{0};
 };
 

@@ -24,12 +24,28 @@ bool OwnerExclusion::available() {
 
 OwnerExclusion::OwnerExclusion(ms__free_bins& bins) : bins_(bins) {
   MS_ASSERT(available(), "bins published without membarrier");
-  __atomic_store_n(&bins_.excluded, 1u, __ATOMIC_SEQ_CST);
-  // Cannot fail once registered (the commands exist: registration succeeded).
-  (void)membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
-  while (__atomic_load_n(&bins_.busy, __ATOMIC_ACQUIRE) != 0) sched_yield();
+  exclude(bins_);
+  barrier();
+  wait_until_out(bins_);
 }
 
-OwnerExclusion::~OwnerExclusion() { __atomic_store_n(&bins_.excluded, 0u, __ATOMIC_RELEASE); }
+OwnerExclusion::~OwnerExclusion() { readmit(bins_); }
+
+void OwnerExclusion::exclude(ms__free_bins& bins) {
+  __atomic_store_n(&bins.excluded, 1u, __ATOMIC_SEQ_CST);
+}
+
+void OwnerExclusion::barrier() {
+  // Cannot fail once registered (the commands exist: registration succeeded).
+  (void)membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+}
+
+void OwnerExclusion::wait_until_out(const ms__free_bins& bins) {
+  while (__atomic_load_n(&bins.busy, __ATOMIC_ACQUIRE) != 0) sched_yield();
+}
+
+void OwnerExclusion::readmit(ms__free_bins& bins) {
+  __atomic_store_n(&bins.excluded, 0u, __ATOMIC_RELEASE);
+}
 
 }  // namespace metaspace

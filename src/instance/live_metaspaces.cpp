@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "instance/metaspace.hpp"
+#include "loader/thread_records.hpp"
 
 namespace metaspace::live_metaspaces {
 namespace {
@@ -39,6 +40,24 @@ Metaspace* holding_loader_address(const void* p) {
     if (ms->holds_loader_address(p)) return ms;
   }
   return nullptr;
+}
+
+void lock_for_fork() {
+  lock().lock();
+  for (Metaspace* ms : list()) ms->lock_for_fork();
+  thread_records_lock_for_fork();
+}
+
+void unlock_after_fork_in_parent() {
+  thread_records_unlock_after_fork(ForkSide::kParent);
+  for (auto it = list().rbegin(); it != list().rend(); ++it) (*it)->unlock_after_fork();
+  lock().unlock();
+}
+
+void unlock_after_fork_in_child() {
+  thread_records_unlock_after_fork(ForkSide::kChild);
+  for (auto it = list().rbegin(); it != list().rend(); ++it) (*it)->unlock_after_fork();
+  lock().unlock();
 }
 
 }  // namespace metaspace::live_metaspaces

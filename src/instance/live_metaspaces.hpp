@@ -21,5 +21,13 @@ void remove(Metaspace* ms);
 // with that metaspace's ms_destroy (using a destroyed metaspace is undefined).
 Metaspace* holding_loader_address(const void* p);
 
+// fork() without exec (docs/threads.md, "fork"): before it, every lock of every metaspace and of
+// the threads' records (Metaspace::lock_for_fork); after it, in the parent, all let go; in the
+// child, all let go and every thread but the caller taken as ended (the child has no other:
+// their shared loaders' windows are adopted or retired as those of ended threads).
+void lock_for_fork();
+void unlock_after_fork_in_parent();
+void unlock_after_fork_in_child();
+
 }  // namespace live_metaspaces
 }  // namespace metaspace

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "arena/owner_exclusion.hpp"
 #include "common/error.hpp"
 #include "common/verify.hpp"
 #include "instance/live_metaspaces.hpp"
@@ -386,6 +387,51 @@ void Metaspace::visit_loaders(F f) {
     std::lock_guard<LoaderLock> guard(l->lock());
     f(*l);
   }
+}
+
+// Lock order (metaspace.hpp) then the leaves: the micro pool (loader → pool → chunk manager),
+// both chunk managers, the slabs (taken under a chunk manager for chunk headers, under the
+// registry for loader objects), the threshold (taken under any of them when committed moves).
+// Between the loaders' locks and the rest, the owners of loaders that are not shared are kept
+// out of their bins: set every flag, one barrier, then wait for each owner to leave
+// (owner_exclusion.hpp). A loader's owner found on its inline path finishes it (a few
+// instructions); one excluded takes the out-of-line path and waits for its loader's lock.
+void Metaspace::lock_for_fork() {
+  registry_lock_.lock();
+  bool any_bins = false;
+  for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) {
+    l->lock().lock();
+    l->for_each_published_bins([&](ms__free_bins& b) {
+      OwnerExclusion::exclude(b);
+      any_bins = true;
+    });
+  }
+  if (any_bins) {
+    OwnerExclusion::barrier();
+    for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) {
+      l->for_each_published_bins([](ms__free_bins& b) { OwnerExclusion::wait_until_out(b); });
+    }
+  }
+  micro_pool_->lock().lock();
+  nonclass_->chunks().lock().lock();
+  class_space_->context().chunks().lock().lock();
+  class_space_->context().bookkeeping().lock().lock();
+  loader_objects_->lock().lock();
+  limiter_.threshold_lock().lock();
+}
+
+void Metaspace::unlock_after_fork() {
+  limiter_.threshold_lock().unlock();
+  loader_objects_->lock().unlock();
+  class_space_->context().bookkeeping().lock().unlock();
+  class_space_->context().chunks().lock().unlock();
+  nonclass_->chunks().lock().unlock();
+  micro_pool_->lock().unlock();
+  for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) {
+    l->for_each_published_bins([](ms__free_bins& b) { OwnerExclusion::readmit(b); });
+    l->lock().unlock();
+  }
+  registry_lock_.unlock();
 }
 
 // Totals only: a loader whose lock is taken is skipped rather than waited for. Whoever holds it

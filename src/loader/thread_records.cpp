@@ -20,6 +20,9 @@ size_t g_static_used = 0;
 ThreadRecord* g_free = nullptr;
 ThreadRecord* g_page_next = nullptr;
 ThreadRecord* g_page_end = nullptr;
+// The mapped pages, newest first: each page's first record is not handed out, its next_free
+// links to the page before (for the child of a fork, which visits every record).
+ThreadRecord* g_pages = nullptr;
 std::atomic<uint64_t> g_exits{0};
 
 // The calling thread's record, or null (none yet, or it could not get one). Initial-exec, as the
@@ -72,8 +75,11 @@ ThreadRecord* take_record() {
   if (g_page_next == g_page_end) {
     char* page = nullptr;
     if (os::map_read_write(os::page_size(), &page) != MS_OK) return nullptr;
-    g_page_next = new (page) ThreadRecord[os::page_size() / sizeof(ThreadRecord)];
-    g_page_end = g_page_next + os::page_size() / sizeof(ThreadRecord);
+    ThreadRecord* records = new (page) ThreadRecord[os::page_size() / sizeof(ThreadRecord)];
+    records[0].next_free = g_pages;
+    g_pages = records;
+    g_page_next = records + 1;
+    g_page_end = records + os::page_size() / sizeof(ThreadRecord);
   }
   return g_page_next++;
 }
@@ -98,5 +104,28 @@ ThreadIdentity current_thread_identity() {
 }
 
 uint64_t thread_exits() { return g_exits.load(std::memory_order_acquire); }
+
+void thread_records_lock_for_fork() { g_lock.lock(); }
+
+void thread_records_unlock_after_fork(ForkSide side) {
+  if (side == ForkSide::kChild) {
+    // Every record handed out so far, free or held, except the caller's: ended and free.
+    g_free = nullptr;
+    auto end_and_free = [](ThreadRecord* r) {
+      if (r == t_record) return;
+      r->serial.fetch_add(1, std::memory_order_relaxed);
+      r->next_free = g_free;
+      g_free = r;
+    };
+    for (size_t i = 0; i < g_static_used; i++) end_and_free(&g_static_records[i]);
+    for (ThreadRecord* page = g_pages; page != nullptr; page = page->next_free) {
+      ThreadRecord* end = page + os::page_size() / sizeof(ThreadRecord);
+      if (g_page_end == end) end = g_page_next;  // the page being carved: its used part
+      for (ThreadRecord* r = page + 1; r != end; r++) end_and_free(r);
+    }
+    g_exits.fetch_add(1, std::memory_order_release);
+  }
+  g_lock.unlock();
+}
 
 }  // namespace metaspace

@@ -57,4 +57,11 @@ inline bool same_thread(const ThreadIdentity& a, const ThreadIdentity& b) {
 // A loader looks for orphaned windows only when this moved since it last looked.
 uint64_t thread_exits();
 
+// fork() without exec (live_metaspaces.hpp): the records' lock is held across it. In the child
+// only the thread that forked lives on: every other record is ended (its windows are then
+// orphaned) and freed, as if all those threads had ended at the fork.
+enum class ForkSide { kParent, kChild };
+void thread_records_lock_for_fork();
+void thread_records_unlock_after_fork(ForkSide side);
+
 }  // namespace metaspace

@@ -192,6 +192,29 @@ TEST_F(RelocatedArchive, AForkedChildSeesTheRelocatedArchive) {
   check_graph(ms_, 500, 3);
 }
 
+// A forked child that destroys the metaspace: the handler thread runs in the parent only. The
+// child used to join it (a thread it does not have: it waited for ever) and to write the stop
+// byte into the pipe it shares with the parent (which stopped the parent's handler). Now the
+// child ends at once and the parent's handler still serves.
+TEST_F(RelocatedArchive, AForkedChildDestroysTheMetaspaceWithoutStoppingTheParents) {
+  map(lazy_settings(), 500, 3);
+  const size_t threads_before = thread_count();
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(20);  // a child that waits for ever ends with SIGALRM
+    ms_destroy(ms_);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  // A stopped handler takes a moment to end: look for half a second.
+  for (int i = 0; i < 50 && thread_count() == threads_before; i++) usleep(10000);
+  EXPECT_EQ(thread_count(), threads_before) << "the parent's handler stopped";
+  check_graph(ms_, 500, 3);
+}
+
 TEST_F(RelocatedArchive, DestroyStopsTheHandlerAndUnmapsEverything) {
   const size_t threads_before = thread_count();
   map(lazy_settings());

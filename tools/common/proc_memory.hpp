@@ -127,4 +127,29 @@ inline std::vector<Mapping> mappings_in(const void* p, std::size_t bytes) {
   return result;
 }
 
+// The VmFlags line of /proc/self/smaps for the mapping holding p ("rd wr mr mw me ac nh", ...),
+// or empty if no mapping holds it.
+inline std::string vm_flags_at(const void* p) {
+  std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p);
+  std::FILE* f = std::fopen("/proc/self/smaps", "r");
+  if (f == nullptr) return {};
+  char line[512];
+  bool inside = false;
+  std::string flags;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    unsigned long long start = 0;
+    unsigned long long end = 0;
+    if (std::sscanf(line, "%llx-%llx ", &start, &end) == 2 && std::strchr(line, ' ') != nullptr &&
+        std::strncmp(line, "VmFlags", 7) != 0) {
+      inside = start <= a && a < end;
+    } else if (inside && std::strncmp(line, "VmFlags:", 8) == 0) {
+      flags = line + 8;
+      while (!flags.empty() && (flags.back() == '\n' || flags.back() == ' ')) flags.pop_back();
+      break;
+    }
+  }
+  std::fclose(f);
+  return flags;
+}
+
 }  // namespace proc_memory

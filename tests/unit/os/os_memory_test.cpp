@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <string>
 
 #include "common/units.hpp"
 #include "os/fault_injection.hpp"
@@ -33,6 +34,30 @@ TEST(OsMemory, ReserveIsAlignedAndInaccessible) {
   EXPECT_EQ(maps[0].perms, "---p");
   EXPECT_LE(maps[0].start, reinterpret_cast<uintptr_t>(r.base()));
   EXPECT_GE(maps[0].end, reinterpret_cast<uintptr_t>(r.base() + r.bytes()));
+}
+
+// Where the kernel's THP mode is `always`, a read-write range may get a 2 MiB page at the first
+// touch of any of its 4 KiB pages (os_memory.cpp: 64 MiB of RSS for 32 touched pages). Every
+// range the library maps asks for none: its VmFlags carry `nh`. (This machine runs THP in
+// `madvise` mode; the flag is what decides under `always`.)
+TEST(OsMemory, EveryMappingAsksForNoTransparentHugePages) {
+  if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0) {
+    GTEST_SKIP() << "kernel without transparent huge pages";
+  }
+  ReservedRange r(8 * MiB, 2 * MiB);
+  ASSERT_NE(r.base(), nullptr);
+  ASSERT_EQ(os::commit(r.base(), 4 * MiB), MS_OK);
+  r.base()[0] = 1;
+  for (char* p : {r.base(), r.base() + 4 * MiB, r.base() + 8 * MiB - 1}) {
+    std::string flags = proc_memory::vm_flags_at(p);
+    ASSERT_FALSE(flags.empty()) << "no mapping at " << static_cast<void*>(p);
+    EXPECT_NE((" " + flags + " ").find(" nh "), std::string::npos) << flags;
+  }
+  char* rw = nullptr;
+  ASSERT_EQ(os::map_read_write(os::page_size(), &rw), MS_OK);
+  EXPECT_NE((" " + proc_memory::vm_flags_at(rw) + " ").find(" nh "), std::string::npos)
+      << proc_memory::vm_flags_at(rw);
+  ASSERT_EQ(os::release(rw, os::page_size()), MS_OK);
 }
 
 TEST(OsMemory, ReserveRefusesBadArguments) {

@@ -22,8 +22,8 @@
  *     destroying one, e.g. through the runtime's own lock or a GC safepoint). Every window goes
  *     back with the loader's chunks; later calls with the dead handle fail (MS_ERR_DESTROYED).
  *   - Statistics, reports and verification may run concurrently with anything (docs/threads.md).
- *   - fork() without exec may come at any time: the library holds all its locks across it (as
- *     glibc's malloc does), so the child can go on using every metaspace and loader; its other
+ *   - fork() without exec may come at any time: it waits until no other thread is inside the
+ *     library (pthread_atfork), so the child can go on using every metaspace and loader; its other
  *     threads count as ended there (docs/threads.md, "fork").
  *   - Not async-signal-safe, as malloc is not: a signal handler must not call the library when
  *     the code it interrupted may be inside it (its locks are not reentrant).

@@ -1,6 +1,7 @@
 // The exception barrier of the C API: every extern "C" entry point runs its body through
 // `barrier`, so that no C++ exception ever reaches a C, Rust or Go caller (for them it is
-// undefined behaviour; for a C++ caller of a noexcept function, std::terminate).
+// undefined behaviour; for a C++ caller of a noexcept function, std::terminate). The body runs
+// inside the fork gate.
 //
 // std::bad_alloc (the library's own bookkeeping could not be allocated) becomes
 // MS_ERR_OUT_OF_MEMORY; anything else (a bug, or a callback that threw) MS_ERR_CORRUPTED. The
@@ -15,12 +16,15 @@
 #include <type_traits>
 
 #include "common/error.hpp"
+#include "os/fork_gate.hpp"
 
 namespace metaspace::api {
 
 // Returns what `body` returns, or `on_error` with the error recorded if it threw.
+// The call runs inside the fork gate (os/fork_gate.hpp): a fork by another thread waits for it.
 template <class R, class Body>
 R barrier(const char* function, R on_error, Body&& body) noexcept {
+  os::InsideLibrary inside;
   try {
     return body();
   } catch (const std::bad_alloc&) {

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <new>
 
+#include "os/fork_gate.hpp"
+
 namespace metaspace::api {
 
 namespace {
@@ -32,6 +34,8 @@ void print(ms_metaspace_t* ms, int format) {
 }
 
 void report_survivors() {
+  // At exit, outside any exported call: inside the fork gate like one (it takes library locks).
+  os::InsideLibrary inside;
   std::lock_guard<std::mutex> guard(g_lock);
   for (Registered* r = g_registered; r != nullptr; r = r->next) {
     if (r->format != MS_REPORT_NONE) print(r->ms, r->format);
@@ -39,9 +43,6 @@ void report_survivors() {
 }
 
 }  // namespace
-
-void exit_report_lock_for_fork() { g_lock.lock(); }
-void exit_report_unlock_after_fork() { g_lock.unlock(); }
 
 void on_create(ms_metaspace_t* ms, const ms_settings_t& s) {
   if (s.verbose) {

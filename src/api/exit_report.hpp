@@ -10,8 +10,5 @@ namespace metaspace::api {
 void on_create(ms_metaspace_t* ms, const ms_settings_t& settings);
 // Before the metaspace is destroyed.
 void on_destroy(ms_metaspace_t* ms);
-// The list's lock, held across fork() (fork_handlers.hpp).
-void exit_report_lock_for_fork();
-void exit_report_unlock_after_fork();
 
 }  // namespace metaspace::api

@@ -2,31 +2,29 @@
 
 #include <pthread.h>
 
-#include "api/exit_report.hpp"
+#include "archive/lazy_relocation.hpp"
 #include "instance/live_metaspaces.hpp"
+#include "os/fork_gate.hpp"
 
 namespace metaspace::api {
 
 namespace {
 
-// Outermost first: the exit report's list is held while reports take metaspace locks, the
-// interned paths' lock is a leaf that no library lock encloses.
 void prepare() {
-  exit_report_lock_for_fork();
-  interned_paths_lock().lock();
-  live_metaspaces::lock_for_fork();
+  os::close_fork_gate();
+  live_metaspaces::exclude_inline_owners_for_fork();
+  // Userfaultfd registrations are not inherited: the child would read untouched pages as zeros.
+  archive::LazyRelocation::fill_all_for_fork();
 }
 
 void in_parent() {
-  live_metaspaces::unlock_after_fork_in_parent();
-  interned_paths_lock().unlock();
-  exit_report_unlock_after_fork();
+  live_metaspaces::readmit_inline_owners_after_fork();
+  os::open_fork_gate(os::ForkSide::kParent);
 }
 
 void in_child() {
-  live_metaspaces::unlock_after_fork_in_child();
-  interned_paths_lock().unlock();
-  exit_report_unlock_after_fork();
+  live_metaspaces::readmit_inline_owners_after_fork();
+  os::open_fork_gate(os::ForkSide::kChild);
 }
 
 }  // namespace
@@ -34,7 +32,10 @@ void in_child() {
 void install_fork_handlers() {
   // A function-local static: thread-safe, once. Without the handlers (the C library refused),
   // fork behaves as before they existed.
-  static const bool installed = pthread_atfork(prepare, in_parent, in_child) == 0;
+  static const bool installed = [] {
+    os::prepare_fork_gate();
+    return pthread_atfork(prepare, in_parent, in_child) == 0;
+  }();
   (void)installed;
 }
 

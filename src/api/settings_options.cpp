@@ -27,22 +27,13 @@ constexpr const char* kKnownKeys =
     "max_committed, gc_threshold, checked, report_at_exit, verbose, archive, archive_policy, "
     "archive_verify, archive_relocation, count_allocations";
 
-}  // namespace
-
-// Held across fork() (fork_handlers.hpp).
-std::mutex& metaspace::api::interned_paths_lock() {
-  static std::mutex lock;
-  return lock;
-}
-
-namespace {
-
 // An archive path from text must outlive the text: kept for the life of the process, once per
 // distinct path (a process names a handful).
 const char* interned_path(std::string_view path) {
-  metaspace::api::install_fork_handlers();
+  metaspace::api::install_fork_handlers();  // its lock is then covered by the fork gate
+  static std::mutex lock;
   static std::set<std::string, std::less<>>* paths = new std::set<std::string, std::less<>>();
-  std::lock_guard<std::mutex> guard(metaspace::api::interned_paths_lock());
+  std::lock_guard<std::mutex> guard(lock);
   return paths->emplace(path).first->c_str();
 }
 

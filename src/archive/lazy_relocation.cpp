@@ -49,13 +49,7 @@ std::vector<LazyRelocation*>& live() {
   static std::vector<LazyRelocation*> v;
   return v;
 }
-void fill_all_before_fork() {
-  std::lock_guard guard(live_lock());
-  for (LazyRelocation* l : live()) l->fill_all();
-}
 void track(LazyRelocation* l) {
-  static std::once_flag once;
-  std::call_once(once, [] { pthread_atfork(fill_all_before_fork, nullptr, nullptr); });
   std::lock_guard guard(live_lock());
   live().push_back(l);
 }
@@ -66,6 +60,11 @@ void untrack(LazyRelocation* l) {
 }
 
 }  // namespace
+
+void LazyRelocation::fill_all_for_fork() {
+  std::lock_guard guard(live_lock());
+  for (LazyRelocation* l : live()) l->fill_all();
+}
 
 std::unique_ptr<LazyRelocation> LazyRelocation::start(const LazyRelocationRequest& r, std::string* why_not) {
   MS_ASSERT(r.range % kClusterBytes == 0 || r.range % 4096 == 0, "range %#zx not page-aligned", static_cast<size_t>(r.range));
@@ -138,7 +137,7 @@ LazyRelocation::~LazyRelocation() {
       (void)!write(stop_[1], &c, 1);
       handler_.join();
     } else {
-      // The child of a fork (every cluster was filled before it: fill_all_before_fork): the
+      // The child of a fork (every cluster was filled before it: fill_all_for_fork): the
       // handler runs in the parent only. Joining it here waited forever, and the stop byte
       // (the pipe is the parent's too) would have stopped the parent's. The thread object is
       // let go without a join: 8 bytes kept per archive a child destroys.

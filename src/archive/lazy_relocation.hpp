@@ -13,8 +13,8 @@
 // (read one byte per page first) or choose archive_relocation=eager.
 //
 // fork() without exec: the child would see untouched pages as zeros (userfaultfd registrations
-// are not inherited), so a pthread_atfork prepare handler fills every cluster of every lazy
-// archive first — the eager cost, paid at the first fork.
+// are not inherited), so the library's fork handler (api/fork_handlers.hpp) fills every cluster
+// of every lazy archive first — the eager cost, paid at the first fork.
 #pragma once
 
 #include <sys/types.h>
@@ -52,6 +52,9 @@ class LazyRelocation {
 
   // Fills every cluster not filled yet (fork, tests).
   void fill_all();
+  // fill_all() for every live lazy relocation of the process: the fork handler, once no thread
+  // is inside the library (so none is mapping or unmapping an archive).
+  static void fill_all_for_fork();
   // Clusters filled so far (by faults or fill_all).
   size_t clusters_filled() const;
 

@@ -132,12 +132,6 @@ class Arena {
   // that may call the loader (one at a time) may call these.
   bool owner_deallocate(void* p, size_t bytes);
   void* owner_reuse(size_t bytes);
-  // The bins the owner's paths without the lock work on (OwnerExclusion keeps the owner out of
-  // them), or null while none are published. Caller holds the loader's lock.
-  ms__free_bins* published_bins() {
-    return free_blocks_ != nullptr && free_blocks_->published() ? &free_blocks_->shared_bins()
-                                                                : nullptr;
-  }
   // True if [p, p + bytes) lies within the part of one of this arena's chunks handed out so far.
   // `note_hint`: remember a retired chunk found by lookup as the next hint (and as the range the
   // inline ms_deallocate files in). Only the owner's free may: the inline path reads that range

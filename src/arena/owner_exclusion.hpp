@@ -30,13 +30,16 @@ class OwnerExclusion {
   OwnerExclusion(const OwnerExclusion&) = delete;
   OwnerExclusion& operator=(const OwnerExclusion&) = delete;
 
-  // The same exclusion for many owners with one barrier (fork: Metaspace::lock_for_fork, where
-  // a barrier per loader would cost ~1 µs × loaders): exclude() each, then barrier() once, then
-  // wait_until_out() each; readmit() each to end it. Callers hold the loaders' locks.
-  static void exclude(ms__free_bins& bins);
-  static void barrier();
+  // The same for many owners with one barrier (fork, where a barrier per loader would cost ~1 µs
+  // each): exclude() each, then os::process_barrier() once, then wait_until_out() each;
+  // readmit() each to end it.
+  static void exclude(ms__free_bins& bins) {
+    __atomic_store_n(&bins.excluded, 1u, __ATOMIC_SEQ_CST);
+  }
   static void wait_until_out(const ms__free_bins& bins);
-  static void readmit(ms__free_bins& bins);
+  static void readmit(ms__free_bins& bins) {
+    __atomic_store_n(&bins.excluded, 0u, __ATOMIC_RELEASE);
+  }
 
  private:
   ms__free_bins& bins_;

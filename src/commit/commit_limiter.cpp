@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "common/verify.hpp"
+#include "os/fork_gate.hpp"
 
 namespace metaspace {
 
@@ -117,6 +118,8 @@ bool CommitLimiter::deliver_threshold_event(ms_metaspace_t* ms) {
   KeepLastError keep;
   {
     DeliveryFrame frame(this);
+    // Outside the fork gate meanwhile: a runtime's GC may wait for a thread that forks.
+    os::OutsideLibrary outside;
     callback(ms, committed_bytes(), user);
   }
   gc_done();

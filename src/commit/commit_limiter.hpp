@@ -50,10 +50,6 @@ class CommitLimiter {
   // re-arms it. Returns the new threshold (0: none set).
   size_t gc_done();
 
-  // The threshold's lock, held only inside this class's calls; fork takes it from outside
-  // (Metaspace::lock_for_fork).
-  std::mutex& threshold_lock() const { return threshold_lock_; }
-
   // Committed within the cap (an event may be pending while armed again: committed fell back
   // below the threshold before the event was delivered). False with the reason in the last error.
   bool verify() const;

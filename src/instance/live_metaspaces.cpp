@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <mutex>
+#include <new>
 #include <vector>
 
+#include "arena/owner_exclusion.hpp"
 #include "instance/metaspace.hpp"
-#include "loader/thread_records.hpp"
+#include "os/process_barrier.hpp"
 
 namespace metaspace::live_metaspaces {
 namespace {
@@ -42,22 +44,37 @@ Metaspace* holding_loader_address(const void* p) {
   return nullptr;
 }
 
-void lock_for_fork() {
-  lock().lock();
-  for (Metaspace* ms : list()) ms->lock_for_fork();
-  thread_records_lock_for_fork();
+namespace {
+// The bins excluded across a fork (prepare to parent / child: one thread).
+std::vector<ms__free_bins*>& excluded_for_fork() {
+  static auto* v = new std::vector<ms__free_bins*>;
+  return *v;
+}
+}  // namespace
+
+// The list's lock is not taken: it is held only inside calls of the library, and none is under
+// way while the gate is closed. The handlers cannot fail: if the list of excluded bins cannot
+// grow, the owners found so far are let in again and the fork goes on without the exclusion
+// (as before it existed: an owner caught in its inline free or reuse leaves that loader as after
+// an unfinished call).
+void exclude_inline_owners_for_fork() {
+  auto& excluded = excluded_for_fork();
+  excluded.clear();
+  try {
+    for (Metaspace* ms : list()) ms->exclude_owners_for_fork(excluded);
+  } catch (const std::bad_alloc&) {
+    readmit_inline_owners_after_fork();
+    return;
+  }
+  if (excluded.empty()) return;
+  os::process_barrier();  // bins are published only where it is available
+  for (const ms__free_bins* b : excluded) OwnerExclusion::wait_until_out(*b);
 }
 
-void unlock_after_fork_in_parent() {
-  thread_records_unlock_after_fork(ForkSide::kParent);
-  for (auto it = list().rbegin(); it != list().rend(); ++it) (*it)->unlock_after_fork();
-  lock().unlock();
-}
-
-void unlock_after_fork_in_child() {
-  thread_records_unlock_after_fork(ForkSide::kChild);
-  for (auto it = list().rbegin(); it != list().rend(); ++it) (*it)->unlock_after_fork();
-  lock().unlock();
+void readmit_inline_owners_after_fork() {
+  auto& excluded = excluded_for_fork();
+  for (ms__free_bins* b : excluded) OwnerExclusion::readmit(*b);
+  excluded.clear();
 }
 
 }  // namespace metaspace::live_metaspaces

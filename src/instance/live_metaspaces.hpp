@@ -21,13 +21,11 @@ void remove(Metaspace* ms);
 // with that metaspace's ms_destroy (using a destroyed metaspace is undefined).
 Metaspace* holding_loader_address(const void* p);
 
-// fork() without exec (docs/threads.md, "fork"): before it, every lock of every metaspace and of
-// the threads' records (Metaspace::lock_for_fork); after it, in the parent, all let go; in the
-// child, all let go and every thread but the caller taken as ended (the child has no other:
-// their shared loaders' windows are adopted or retired as those of ended threads).
-void lock_for_fork();
-void unlock_after_fork_in_parent();
-void unlock_after_fork_in_child();
+// fork (docs/threads.md, "fork"), while no thread is inside the library (os/fork_gate.hpp):
+// keeps every loader owner out of its inline free and reuse, which take no lock and so are not
+// gated (one barrier for all), and lets them in again after the fork, in parent and child.
+void exclude_inline_owners_for_fork();
+void readmit_inline_owners_after_fork();
 
 }  // namespace live_metaspaces
 }  // namespace metaspace

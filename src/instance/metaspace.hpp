@@ -101,14 +101,10 @@ class Metaspace {
   void usage(ms_usage_t* out) const;
   ms_error_t verify();
 
-  // fork() without exec (docs/threads.md, "fork"): takes every lock of this metaspace in the
-  // lock order, and keeps the owners of loaders that are not shared out of their inline free and
-  // reuse, so that no thread is inside a section of the library that another thread's work could
-  // leave half done when the process is copied. unlock_after_fork() lets everything go again, in
-  // the parent and in the child (there by the thread that forked, the only one the child has).
-  // O(live loaders) and one membarrier.
-  void lock_for_fork();
-  void unlock_after_fork();
+  // fork (docs/threads.md, "fork"), while no thread is inside the library (os/fork_gate.hpp):
+  // sets the exclusion flag of every live loader's published bins (OwnerExclusion, no barrier
+  // yet) and appends them to `excluded`.
+  void exclude_owners_for_fork(std::vector<ms__free_bins*>& excluded);
 
   // Owner of this object for callbacks (the C handle).
   ms_metaspace_t* handle() { return reinterpret_cast<ms_metaspace_t*>(this); }

@@ -136,16 +136,6 @@ class LoaderMetaspace : public ms__loader_head {
   ms_error_t deallocate(void* p, size_t bytes);
 
   LoaderLock& lock() { return lock_; }
-  // Calls f(ms__free_bins&) for the bins of each arena that published them (the owner's paths
-  // without the lock work on these: OwnerExclusion). Caller holds lock(). For fork.
-  template <typename F>
-  void for_each_published_bins(F f) {
-    if (arenas_ == nullptr) return;
-    if (ms__free_bins* b = arenas_->of(MS_SPACE_NONCLASS).published_bins()) f(*b);
-    if (arenas_->has_class()) {
-      if (ms__free_bins* b = arenas_->of(MS_SPACE_CLASS).published_bins()) f(*b);
-    }
-  }
   // Caller holds lock() and both chunk managers' locks.
   LoaderStats stats_locked() const;
   // Takes the locks itself.

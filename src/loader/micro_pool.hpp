@@ -164,8 +164,6 @@ class MicroPool {
     std::lock_guard<std::mutex> guard(lock_);
     return version_;
   }
-  // Held only inside this class's calls; fork takes it from outside (Metaspace::lock_for_fork).
-  std::mutex& lock() const { return lock_; }
   // Loaders told to graduate so far (record full, block or loader too large).
   size_t graduations() const {
     std::lock_guard<std::mutex> guard(lock_);

@@ -62,7 +62,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "loader/thread_records.hpp"
+#include "os/thread_records.hpp"
 
 namespace metaspace {
 

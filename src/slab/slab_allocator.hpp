@@ -115,9 +115,6 @@ class SlabAllocator {
     return pages_.readable(p, bytes);
   }
 
-  // Held only inside this class's calls; fork takes it from outside (Metaspace::lock_for_fork).
-  std::mutex& lock() const { return lock_; }
-
   // `bytes` > 0; 16-byte aligned memory, or null with MS_ERR_OUT_OF_MEMORY (or the kernel's
   // refusal) recorded.
   void* allocate(size_t bytes);

@@ -7,6 +7,7 @@
 #include <metaspace/metaspace.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -15,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "os/fork_gate.hpp"
 #include "support/accounting.hpp"
 
 namespace metaspace::test {
@@ -127,6 +129,79 @@ TEST(Fork, AChildOfAProcessWhoseThreadsAreInsideTheLibraryCanUseIt) {
   EXPECT_EQ(failures.load(), 0u);
   EXPECT_EQ(ms_verify(ms), MS_OK) << ms_last_error_text();
   EXPECT_TRUE(identity_holds(ms));
+  ms_destroy(ms);
+}
+
+// The gate itself: a fork waits until a thread inside the library has left. The thread writes a
+// flag just before it leaves; the child's copy of memory must hold it. Without the gate the fork
+// comes at once (the thread sleeps 100 ms inside) and the child sees the flag unset.
+TEST(Fork, WaitsUntilNoOtherThreadIsInsideTheLibrary) {
+  ms_metaspace_t* ms = ms_create(nullptr);  // installs the fork handlers
+  ASSERT_NE(ms, nullptr);
+  std::atomic<bool> entered{false};
+  std::atomic<bool> left{false};
+  std::thread inside_thread([&] {
+    os::InsideLibrary inside;
+    entered = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    left = true;
+  });
+  while (!entered) std::this_thread::yield();
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(left.load() ? 0 : 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the fork came while another thread was inside the library (status " << status << ")";
+  inside_thread.join();
+  ms_destroy(ms);
+}
+
+// A runtime's GC (the threshold callback) may wait for a thread that forks. The callback runs
+// outside the gate, as it runs outside every lock: the fork does not wait for it. Were it inside,
+// the two would wait for each other; after 10 s the test lets the callback go and fails.
+TEST(Fork, DoesNotWaitForAThreadInTheGcCallback) {
+  struct Runtime {
+    std::atomic<bool> in_callback{false};
+    std::atomic<bool> forked{false};
+  } rt;
+  ms_settings_t s;
+  ms_settings_init(&s);
+  s.gc_threshold_bytes = 1u << 20;
+  s.gc_callback = [](ms_metaspace_t*, size_t, void* user) {
+    auto* r = static_cast<Runtime*>(user);
+    if (r->in_callback.exchange(true)) return;
+    while (!r->forked) std::this_thread::yield();
+  };
+  s.gc_callback_user = &rt;
+  ms_metaspace_t* ms = ms_create(&s);
+  ASSERT_NE(ms, nullptr);
+  ms_loader_t* l = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
+  ASSERT_NE(l, nullptr);
+  std::thread gc_thread([&] {
+    for (int i = 0; i < 64 && !rt.in_callback; i++) (void)ms_allocate(l, MS_SPACE_NONCLASS, 64 * 1024);
+  });
+  while (!rt.in_callback) std::this_thread::yield();
+  std::atomic<bool> fork_returned{false};
+  pid_t child = -1;
+  std::thread forker([&] {
+    child = fork();
+    if (child == 0) _exit(0);
+    fork_returned = true;
+  });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!fork_returned && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(fork_returned.load()) << "the fork waited for the thread in the GC callback";
+  rt.forked = true;
+  forker.join();
+  gc_thread.join();
+  ASSERT_GT(child, 0);
+  int status = 0;
+  EXPECT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_EQ(ms_loader_destroy(l), MS_OK);
   ms_destroy(ms);
 }
 

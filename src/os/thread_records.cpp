@@ -1,4 +1,4 @@
-#include "loader/thread_records.hpp"
+#include "os/thread_records.hpp"
 
 #include <pthread.h>
 
@@ -7,6 +7,9 @@
 #include "os/os_memory.hpp"
 
 namespace metaspace {
+
+constinit thread_local ThreadRecord* t_thread_record __attribute__((tls_model("initial-exec"))) =
+    nullptr;
 
 namespace {
 
@@ -21,16 +24,14 @@ ThreadRecord* g_free = nullptr;
 ThreadRecord* g_page_next = nullptr;
 ThreadRecord* g_page_end = nullptr;
 // The mapped pages, newest first: each page's first record is not handed out, its next_free
-// links to the page before (for the child of a fork, which visits every record).
+// links to the page before (for fork, which visits every record).
 ThreadRecord* g_pages = nullptr;
 std::atomic<uint64_t> g_exits{0};
 
-// The calling thread's record, or null (none yet, or it could not get one). Initial-exec, as the
-// window cache (shared_windows.hpp), so reading it calls nothing.
-constinit thread_local ThreadRecord* t_record __attribute__((tls_model("initial-exec"))) =
-    nullptr;
 // A thread that could not get a record: its address names it (never ends).
 constinit thread_local char t_fallback __attribute__((tls_model("initial-exec"))) = 0;
+
+size_t records_per_page() { return os::page_size() / sizeof(ThreadRecord); }
 
 void give_back(ThreadRecord* r) {
   std::lock_guard<std::mutex> guard(g_lock);
@@ -43,7 +44,7 @@ void on_thread_exit(void* value) {
   // Release: the thread's last window tops are published with the new serial.
   r->serial.fetch_add(1, std::memory_order_release);
   g_exits.fetch_add(1, std::memory_order_release);
-  t_record = nullptr;
+  t_thread_record = nullptr;
   give_back(r);
 }
 
@@ -75,19 +76,19 @@ ThreadRecord* take_record() {
   if (g_page_next == g_page_end) {
     char* page = nullptr;
     if (os::map_read_write(os::page_size(), &page) != MS_OK) return nullptr;
-    ThreadRecord* records = new (page) ThreadRecord[os::page_size() / sizeof(ThreadRecord)];
+    ThreadRecord* records = new (page) ThreadRecord[records_per_page()];
     records[0].next_free = g_pages;
     g_pages = records;
     g_page_next = records + 1;
-    g_page_end = records + os::page_size() / sizeof(ThreadRecord);
+    g_page_end = records + records_per_page();
   }
   return g_page_next++;
 }
 
 }  // namespace
 
-ThreadIdentity current_thread_identity() {
-  ThreadRecord* r = t_record;
+ThreadRecord* current_thread_record() {
+  ThreadRecord* r = t_thread_record;
   if (r == nullptr) {
     ExitKey& key = exit_key();
     if (key.made) {
@@ -96,36 +97,46 @@ ThreadIdentity current_thread_identity() {
         give_back(r);
         r = nullptr;
       }
-      t_record = r;
+      t_thread_record = r;
     }
   }
+  return r;
+}
+
+ThreadIdentity current_thread_identity() {
+  ThreadRecord* r = current_thread_record();
   if (r == nullptr) return {nullptr, reinterpret_cast<uintptr_t>(&t_fallback)};
   return {r, r->serial.load(std::memory_order_relaxed)};
 }
 
 uint64_t thread_exits() { return g_exits.load(std::memory_order_acquire); }
 
-void thread_records_lock_for_fork() { g_lock.lock(); }
+void lock_thread_records() { g_lock.lock(); }
+void unlock_thread_records() { g_lock.unlock(); }
 
-void thread_records_unlock_after_fork(ForkSide side) {
-  if (side == ForkSide::kChild) {
-    // Every record handed out so far, free or held, except the caller's: ended and free.
-    g_free = nullptr;
-    auto end_and_free = [](ThreadRecord* r) {
-      if (r == t_record) return;
-      r->serial.fetch_add(1, std::memory_order_relaxed);
-      r->next_free = g_free;
-      g_free = r;
-    };
-    for (size_t i = 0; i < g_static_used; i++) end_and_free(&g_static_records[i]);
-    for (ThreadRecord* page = g_pages; page != nullptr; page = page->next_free) {
-      ThreadRecord* end = page + os::page_size() / sizeof(ThreadRecord);
-      if (g_page_end == end) end = g_page_next;  // the page being carved: its used part
-      for (ThreadRecord* r = page + 1; r != end; r++) end_and_free(r);
-    }
-    g_exits.fetch_add(1, std::memory_order_release);
-  }
-  g_lock.unlock();
+namespace thread_records_detail {
+ThreadRecord* static_records(size_t* used) {
+  *used = g_static_used;
+  return g_static_records;
+}
+ThreadRecord* first_page() { return g_pages; }
+ThreadRecord* next_page(ThreadRecord* page) { return page->next_free; }
+ThreadRecord* page_records_end(ThreadRecord* page) {
+  // The page being carved: its used part.
+  return page + records_per_page() == g_page_end ? g_page_next : page + records_per_page();
+}
+}  // namespace thread_records_detail
+
+void end_other_threads_locked() {
+  g_free = nullptr;
+  for_each_thread_record_locked([](ThreadRecord& r) {
+    if (&r == t_thread_record) return;
+    r.serial.fetch_add(1, std::memory_order_relaxed);
+    r.inside.store(0, std::memory_order_relaxed);
+    r.next_free = g_free;
+    g_free = &r;
+  });
+  g_exits.fetch_add(1, std::memory_order_release);
 }
 
 }  // namespace metaspace

@@ -1,7 +1,6 @@
 // The exception barrier of the C API: every extern "C" entry point runs its body through
 // `barrier`, so that no C++ exception ever reaches a C, Rust or Go caller (for them it is
-// undefined behaviour; for a C++ caller of a noexcept function, std::terminate). The body runs
-// inside the fork gate.
+// undefined behaviour; for a C++ caller of a noexcept function, std::terminate).
 //
 // std::bad_alloc (the library's own bookkeeping could not be allocated) becomes
 // MS_ERR_OUT_OF_MEMORY; anything else (a bug, or a callback that threw) MS_ERR_CORRUPTED. The

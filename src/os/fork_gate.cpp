@@ -38,9 +38,9 @@ void close_fork_gate() {
   // a thread that entered without seeing the gate closed has its count visible below.
   if (!g_entries_fence.load(std::memory_order_relaxed)) process_barrier();
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  ThreadRecord* self = t_thread_record;
-  for_each_thread_record_locked([self](ThreadRecord& r) {
-    if (&r == self) return;  // a fork from inside a call (the GC callback runs outside: 0 there)
+  for_each_thread_record_locked([](ThreadRecord& r) {
+    // Not the caller's: a fork from inside a call (the GC callback runs outside: 0 there).
+    if (&r == t_thread_record) return;
     while (r.inside.load(std::memory_order_acquire) != 0) sched_yield();
   });
 }

@@ -10,11 +10,12 @@
 // Cost on the way in: the thread's record (one initial-exec TLS load), a plain store of its
 // `inside` count, a load of the closed flag; on the way out a store. No fence, no shared line
 // written: the fork side orders itself with one process-wide barrier (process_barrier.hpp; where
-// the kernel has none, entries fence instead). Cost of a fork: one look at each thread record
-// (the most threads that used the library at once), nothing per loader. (A first design took
-// every loader's lock across the fork instead: 0.6 µs per live loader, 612 ms at 1 M loaders,
-// and unlocking after the fork wrote every loader object's page, so parent and child each
-// copied all of them.)
+// the kernel has none, entries fence instead). The gate's part of a fork is one look at each
+// thread record (the most threads that used the library at once); keeping the inline paths'
+// owners out (live_metaspaces.hpp) adds a walk over the live loaders, ~80 ns each. (A first
+// design took every loader's lock across the fork instead: 0.6 µs per live loader, 612 ms at
+// 1 M loaders, and unlocking after the fork wrote every loader object's page, so parent and
+// child each copied all of them.)
 //
 // What the gate does not cover: a thread without a record (no pthread key left, or a records
 // page refused) is not waited for; the inline paths (ms_allocate's bump, ms_deallocate's push,

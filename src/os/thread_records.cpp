@@ -114,18 +114,15 @@ uint64_t thread_exits() { return g_exits.load(std::memory_order_acquire); }
 void lock_thread_records() { g_lock.lock(); }
 void unlock_thread_records() { g_lock.unlock(); }
 
-namespace thread_records_detail {
-ThreadRecord* static_records(size_t* used) {
-  *used = g_static_used;
-  return g_static_records;
+void for_each_thread_record_locked(void (*f)(ThreadRecord&)) {
+  for (size_t i = 0; i < g_static_used; i++) f(g_static_records[i]);
+  for (ThreadRecord* page = g_pages; page != nullptr; page = page->next_free) {
+    // The page being carved: its used part. Its first record links the pages.
+    ThreadRecord* end = page + records_per_page() == g_page_end ? g_page_next
+                                                                : page + records_per_page();
+    for (ThreadRecord* r = page + 1; r != end; r++) f(*r);
+  }
 }
-ThreadRecord* first_page() { return g_pages; }
-ThreadRecord* next_page(ThreadRecord* page) { return page->next_free; }
-ThreadRecord* page_records_end(ThreadRecord* page) {
-  // The page being carved: its used part.
-  return page + records_per_page() == g_page_end ? g_page_next : page + records_per_page();
-}
-}  // namespace thread_records_detail
 
 void end_other_threads_locked() {
   g_free = nullptr;

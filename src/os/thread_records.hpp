@@ -6,13 +6,15 @@
 // pool that shrinks and grows) used to leave one window per thread that ever loaded a class:
 // 3 200 short-lived threads, 10 blocks of 64 bytes each, held 21.6 MB for 2.0 MB of blocks, and
 // the loader's list of windows (scanned when a thread's cache misses) grew with them. Each thread
-// that calls the library (the fork gate) or takes a window gets a record here; when the thread ends (a pthread key's destructor) its
-// record's serial moves on, so every window that names (record, old serial) is known to be
-// orphaned, and the next thread that needs a window in that loader and space adopts it. The
-// windows a loader holds are then at most one per space for each thread that allocated in it
-// at the same time.
+// that calls the library (the fork gate) or takes a window gets a record here; when the thread
+// ends (a pthread key's destructor) its record's serial moves on, so every window that names
+// (record, old serial) is known to be orphaned, and the next thread that needs a window in that
+// loader and space adopts it. The windows a loader holds are then at most one per space for each
+// thread that allocated in it at the same time.
 //
-//   thread ─► t_thread_record ─► ThreadRecord { serial, inside } ◄── SharedWindow { owner, owner_serial }
+//   thread ─► t_thread_record ─► ThreadRecord { serial, inside }
+//                                       ▲
+//                         SharedWindow { owner, owner_serial }
 //
 // Records are never freed, only reused by later threads (the serial tells the lives apart), so a
 // window may read its owner's record at any time, also after the thread ended: their number is
@@ -25,7 +27,6 @@
 #pragma once
 
 #include <atomic>
-#include <cstddef>
 #include <cstdint>
 
 namespace metaspace {
@@ -40,7 +41,8 @@ struct alignas(64) ThreadRecord {
 
 // The calling thread's record, or null (none yet, or it could not get one). Initial-exec, so
 // reading it calls nothing.
-extern constinit thread_local ThreadRecord* t_thread_record __attribute__((tls_model("initial-exec")));
+extern constinit thread_local ThreadRecord* t_thread_record
+    __attribute__((tls_model("initial-exec")));
 
 // The calling thread's record; takes one on its first call. Null if it cannot have one (no
 // pthread key left, or a records page refused).
@@ -75,31 +77,11 @@ uint64_t thread_exits();
 // For fork (fork_gate.hpp): the records' lock, and every record handed out so far.
 void lock_thread_records();
 void unlock_thread_records();
-// Caller holds the lock.
-template <typename F>
-void for_each_thread_record_locked(F f);
+// Calls f on every record carved so far, free or held. Caller holds the lock.
+void for_each_thread_record_locked(void (*f)(ThreadRecord&));
 // In the child of a fork, with the lock held: every record but the caller's is ended and freed,
 // as if all those threads (the child does not have them) had ended at the fork; their windows
 // are then orphaned.
 void end_other_threads_locked();
-
-namespace thread_records_detail {
-// Caller holds the lock: the records carved so far, as the static block and the mapped pages.
-ThreadRecord* static_records(size_t* used);
-ThreadRecord* first_page();
-ThreadRecord* next_page(ThreadRecord* page);
-ThreadRecord* page_records_end(ThreadRecord* page);
-}  // namespace thread_records_detail
-
-template <typename F>
-void for_each_thread_record_locked(F f) {
-  using namespace thread_records_detail;
-  size_t used = 0;
-  ThreadRecord* block = static_records(&used);
-  for (size_t i = 0; i < used; i++) f(block[i]);
-  for (ThreadRecord* page = first_page(); page != nullptr; page = next_page(page)) {
-    for (ThreadRecord* r = page + 1; r != page_records_end(page); r++) f(*r);
-  }
-}
 
 }  // namespace metaspace

@@ -82,7 +82,7 @@ typedef enum ms_error MS__INT_ENUM {
   MS_ERR_NOT_OWNED,          /* pointer not allocated from this loader */
   MS_ERR_DOUBLE_FREE,        /* block is already free (detected in checked mode) */
   MS_ERR_OVERWRITE,          /* a fence, or a freed block, was written over (checked mode) */
-  MS_ERR_DESTROYED,          /* the loader was already destroyed */
+  MS_ERR_DESTROYED,          /* the loader (or metaspace) was already destroyed */
   MS_ERR_CORRUPTED,          /* verification found a broken invariant */
   MS_ERR_OUT_OF_MEMORY,      /* the library's own bookkeeping could not be allocated */
   /* The class-data archive (docs/archive.md): why a file was refused. */
@@ -198,7 +198,10 @@ ms_error_t ms_settings_parse(ms_settings_t* settings, const char* options) MS__N
 ms_error_t ms_settings_from_env(ms_settings_t* settings) MS__NOEXCEPT;
 
 ms_metaspace_t* ms_create(const ms_settings_t* settings) MS__NOEXCEPT;  /* NULL: defaults */
-/* Releases every loader and unmaps all reserved memory. */
+/* Releases every loader and unmaps all reserved memory. Every later call with the handle that
+ * checks it (all but the narrow class pointer functions and ms_is_archived) fails with
+ * MS_ERR_DESTROYED while it is among the process's last 64 destroyed metaspaces (a second
+ * ms_destroy does nothing but set it), with MS_ERR_INVALID_ARGUMENT after. */
 void ms_destroy(ms_metaspace_t* ms) MS__NOEXCEPT;
 
 ms_loader_t* ms_loader_create(ms_metaspace_t* ms, ms_loader_kind_t kind, unsigned flags) MS__NOEXCEPT;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "api/exception_barrier.hpp"
+#include "api/metaspace_handle.hpp"
 #include "api/struct_size.hpp"
 #include "archive/archive_builder.hpp"
 #include "common/error.hpp"
@@ -28,8 +29,6 @@ ArchiveBuilder* builder_of(ms_archive_builder_t* handle) {
   }
   return b;
 }
-
-Metaspace* metaspace_of(ms_metaspace_t* ms) { return reinterpret_cast<Metaspace*>(ms); }
 
 }  // namespace
 
@@ -115,11 +114,13 @@ void ms_archive_discard(ms_archive_builder_t* builder) noexcept {
 
 void* ms_archive_root(ms_metaspace_t* ms, const char* name) noexcept {
   return barrier("ms_archive_root", static_cast<void*>(nullptr), [&]() -> void* {
-    if (ms == nullptr || name == nullptr) {
-      fail(MS_ERR_INVALID_ARGUMENT, "no metaspace or no name");
+    Metaspace* m = metaspace::api::live_metaspace(ms);
+    if (m == nullptr) return nullptr;
+    if (name == nullptr) {
+      fail(MS_ERR_INVALID_ARGUMENT, "no name");
       return nullptr;
     }
-    const metaspace::archive::ArchiveMapping* a = metaspace_of(ms)->archive();
+    const metaspace::archive::ArchiveMapping* a = m->archive();
     void* p = a != nullptr ? a->root(name) : nullptr;
     if (p == nullptr) fail(MS_ERR_INVALID_ARGUMENT, "no archived root named '%s'", name);
     return p;
@@ -133,11 +134,14 @@ int ms_is_archived(const ms_metaspace_t* ms, const void* p) noexcept {
 }
 
 ms_error_t ms_archive_status(ms_metaspace_t* ms, const char** reason) noexcept {
-  if (ms == nullptr) {
-    if (reason != nullptr) *reason = "no metaspace";
-    return fail(MS_ERR_INVALID_ARGUMENT, "no metaspace");
-  }
-  return metaspace_of(ms)->archive_status(reason);
+  return metaspace::api::barrier_error("ms_archive_status", [&] {
+    Metaspace* m = metaspace::api::live_metaspace(ms);
+    if (m == nullptr) {
+      if (reason != nullptr) *reason = ms == nullptr ? "no metaspace" : "not a live metaspace";
+      return ms_last_error();
+    }
+    return m->archive_status(reason);
+  });
 }
 
 }  // extern "C"

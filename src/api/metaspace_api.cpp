@@ -10,6 +10,7 @@
 #include "api/exit_report.hpp"
 #include "api/fork_handlers.hpp"
 #include "api/handle_secret.hpp"
+#include "api/metaspace_handle.hpp"
 #include "api/struct_size.hpp"
 #include "common/error.hpp"
 #include "instance/live_metaspaces.hpp"
@@ -22,6 +23,7 @@ using metaspace::Metaspace;
 using metaspace::api::barrier;
 using metaspace::api::barrier_error;
 using metaspace::api::barrier_void;
+using metaspace::api::live_metaspace;
 
 // The header's macros pass the caller's struct sizes; here the functions of those names.
 #undef ms_get_stats
@@ -30,7 +32,6 @@ using metaspace::api::barrier_void;
 
 namespace {
 
-Metaspace* from_handle(ms_metaspace_t* ms) { return reinterpret_cast<Metaspace*>(ms); }
 const Metaspace* from_handle(const ms_metaspace_t* ms) {
   return reinterpret_cast<const Metaspace*>(ms);
 }
@@ -122,18 +123,19 @@ ms_metaspace_t* ms_create(const ms_settings_t* settings) noexcept {
 void ms_destroy(ms_metaspace_t* ms) noexcept {
   if (ms == nullptr) return;
   barrier_void("ms_destroy", [&] {
+    // A second ms_destroy, or a pointer that is no metaspace: nothing happens but the error.
+    Metaspace* m = live_metaspace(ms);
+    if (m == nullptr) return;
     metaspace::api::on_destroy(ms);
-    delete from_handle(ms);
+    delete m;
   });
 }
 
 ms_loader_t* ms_loader_create(ms_metaspace_t* ms, ms_loader_kind_t kind, unsigned flags) noexcept {
   return barrier("ms_loader_create", static_cast<ms_loader_t*>(nullptr), [&]() -> ms_loader_t* {
-    if (ms == nullptr) {
-      fail(MS_ERR_INVALID_ARGUMENT, "no metaspace");
-      return nullptr;
-    }
-    LoaderMetaspace* l = from_handle(ms)->create_loader(kind, flags);
+    Metaspace* m = live_metaspace(ms);
+    if (m == nullptr) return nullptr;
+    LoaderMetaspace* l = m->create_loader(kind, flags);
     if (l == nullptr) return nullptr;
     ms_loader_t* handle = to_handle(l);
     // Opens the inline fast path. Atomic: stale handles to this object are read without a lock.
@@ -223,7 +225,9 @@ ms_error_t (ms_deallocate)(ms_loader_t* loader, void* p, size_t bytes) noexcept 
 
 void ms_purge(ms_metaspace_t* ms) noexcept {
   if (ms == nullptr) return;
-  barrier_void("ms_purge", [&] { from_handle(ms)->purge(); });
+  barrier_void("ms_purge", [&] {
+    if (Metaspace* m = live_metaspace(ms)) m->purge();
+  });
 }
 
 // The narrow class pointer functions are the runtime's hot path: no handle check, nothing that
@@ -256,33 +260,33 @@ void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb,
                          void* user) noexcept {
   if (ms == nullptr) return;
   barrier_void("ms_set_gc_threshold", [&] {
-    from_handle(ms)->limiter().set_threshold(bytes, cb, user);
-    from_handle(ms)->limiter().deliver_threshold_event(ms);
+    Metaspace* m = live_metaspace(ms);
+    if (m == nullptr) return;
+    m->limiter().set_threshold(bytes, cb, user);
+    m->limiter().deliver_threshold_event(ms);
   });
 }
 
 size_t ms_gc_done(ms_metaspace_t* ms) noexcept {
-  if (ms == nullptr) {
-    fail(MS_ERR_INVALID_ARGUMENT, "no metaspace");
-    return 0;
-  }
   size_t threshold = 0;
-  barrier_void("ms_gc_done", [&] { threshold = from_handle(ms)->limiter().gc_done(); });
+  barrier_void("ms_gc_done", [&] {
+    if (Metaspace* m = live_metaspace(ms)) threshold = m->limiter().gc_done();
+  });
   return threshold;
 }
 
 ms_error_t ms_get_usage(ms_metaspace_t* ms, ms_usage_t* usage) noexcept {
   return barrier_error("ms_get_usage", [&] {
-    if (ms == nullptr || usage == nullptr) {
-      return fail(MS_ERR_INVALID_ARGUMENT, "no metaspace/out");
-    }
+    Metaspace* m = live_metaspace(ms);
+    if (m == nullptr) return ms_last_error();
+    if (usage == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no output");
     size_t size = usage->size;
     if (size < sizeof(size_t) + sizeof(ms_space_usage_t)) {
       return fail(MS_ERR_INVALID_ARGUMENT,
                   "ms_usage_t.size is %zu; set it to sizeof(ms_usage_t)", size);
     }
     ms_usage_t u;
-    from_handle(ms)->usage(&u);
+    m->usage(&u);
     // A caller built against a shorter (older) struct gets the fields it knows, no more.
     size_t n = size < sizeof u ? size : sizeof u;
     std::memcpy(reinterpret_cast<char*>(usage) + sizeof(size_t),
@@ -294,13 +298,15 @@ ms_error_t ms_get_usage(ms_metaspace_t* ms, ms_usage_t* usage) noexcept {
 
 ms_error_t ms_get_stats_sized(ms_metaspace_t* ms, ms_stats_t* out, size_t out_size) noexcept {
   return barrier_error("ms_get_stats", [&] {
-    if (ms == nullptr || out == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no metaspace/out");
+    Metaspace* m = live_metaspace(ms);
+    if (m == nullptr) return ms_last_error();
+    if (out == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no output");
     size_t bytes = 0;
     if (!metaspace::api::caller_struct_bytes("stats", out_size, sizeof(ms_stats_t),
                                              metaspace::api::kStatsBytesV0_2, &bytes)) {
       return ms_last_error();
     }
-    ms_stats_t totals = from_handle(ms)->snapshot({.loaders = false}).totals;
+    ms_stats_t totals = m->snapshot({.loaders = false}).totals;
     std::memcpy(out, &totals, bytes);
     return MS_OK;
   });
@@ -352,8 +358,9 @@ ms_error_t ms_loader_get_stats(ms_loader_t* loader, ms_loader_stats_t* out) noex
 
 ms_error_t ms_verify(ms_metaspace_t* ms) noexcept {
   return barrier_error("ms_verify", [&] {
-    if (ms == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no metaspace");
-    return from_handle(ms)->verify();
+    Metaspace* m = live_metaspace(ms);
+    if (m == nullptr) return ms_last_error();
+    return m->verify();
   });
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "api/exception_barrier.hpp"
+#include "api/metaspace_handle.hpp"
 #include "api/struct_size.hpp"
 #include "common/error.hpp"
 #include "instance/metaspace.hpp"
@@ -23,9 +24,9 @@ using Formatter = void (*)(FILE*, const metaspace::ReportInput&, const ms_report
 
 ms_error_t report(ms_metaspace_t* handle, FILE* out, const ms_report_options_t* options,
                   Formatter formatter) {
-  if (handle == nullptr || out == nullptr) {
-    return metaspace::fail(MS_ERR_INVALID_ARGUMENT, "no metaspace or no output stream");
-  }
+  Metaspace* ms = metaspace::api::live_metaspace(handle);
+  if (ms == nullptr) return ms_last_error();
+  if (out == nullptr) return metaspace::fail(MS_ERR_INVALID_ARGUMENT, "no output stream");
   ms_report_options_t o = metaspace::default_report_options();
   if (options != nullptr) {
     size_t bytes = 0;
@@ -41,7 +42,6 @@ ms_error_t report(ms_metaspace_t* handle, FILE* out, const ms_report_options_t* 
                            "report scale %#x is none of 0 (dynamic), 'B', 'K', 'M', 'G'",
                            static_cast<unsigned char>(o.scale));
   }
-  Metaspace* ms = reinterpret_cast<Metaspace*>(handle);
   metaspace::Snapshot snapshot = ms->snapshot();
   const metaspace::ClassSpace& cs = ms->class_space();
   metaspace::ReportInput in{snapshot,      ms->settings(),   cs.base(),

@@ -1,6 +1,7 @@
 #include "instance/live_metaspaces.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -23,17 +24,71 @@ std::vector<Metaspace*>& list() {
   return *v;
 }
 
+// The live metaspaces' addresses, for the handle check of every call that takes a metaspace
+// handle (state_of): a process holds one or a few, so the check is a load or two, no lock —
+// ms_get_usage is polled by a runtime's monitoring threads at once and costs ~50 ns in all, which
+// a mutex taken by every poller would raise and serialize. More metaspaces than slots are found
+// under the lock (list()). Written under the lock; a metaspace's slot is cleared before its
+// object is freed, and a call racing with its own metaspace's destruction is the caller's error.
+constexpr size_t kSlots = 16;
+std::atomic<const Metaspace*> g_slots[kSlots];
+
+// The last kDestroyed metaspaces destroyed (under the lock): a handle found here gets
+// MS_ERR_DESTROYED rather than MS_ERR_INVALID_ARGUMENT, and Metaspace::operator new does not hand
+// out their addresses again, so a stale handle never names a metaspace created after it.
+constexpr size_t kDestroyed = 64;
+const void* g_destroyed[kDestroyed];
+size_t g_destroyed_next = 0;
+
+bool destroyed_recently_locked(const void* address) {
+  for (const void* dead : g_destroyed) {
+    if (dead == address) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void add(Metaspace* ms) {
   std::lock_guard<std::mutex> guard(lock());
   list().push_back(ms);
+  for (auto& slot : g_slots) {
+    if (slot.load(std::memory_order_relaxed) == nullptr) {
+      slot.store(ms, std::memory_order_release);
+      break;
+    }
+  }
 }
 
 void remove(Metaspace* ms) {
   std::lock_guard<std::mutex> guard(lock());
   auto& v = list();
-  v.erase(std::remove(v.begin(), v.end(), ms), v.end());
+  auto it = std::find(v.begin(), v.end(), ms);
+  // A metaspace whose creation failed was never added: its address is no handle to remember.
+  if (it == v.end()) return;
+  v.erase(it);
+  for (auto& slot : g_slots) {
+    if (slot.load(std::memory_order_relaxed) == ms) slot.store(nullptr, std::memory_order_release);
+  }
+  g_destroyed[g_destroyed_next] = ms;
+  g_destroyed_next = (g_destroyed_next + 1) % kDestroyed;
+}
+
+HandleState state_of(const void* handle) {
+  if (handle == nullptr) return HandleState::kUnknown;
+  for (const auto& slot : g_slots) {
+    if (slot.load(std::memory_order_acquire) == handle) return HandleState::kLive;
+  }
+  std::lock_guard<std::mutex> guard(lock());
+  for (const Metaspace* ms : list()) {
+    if (ms == handle) return HandleState::kLive;
+  }
+  return destroyed_recently_locked(handle) ? HandleState::kDestroyed : HandleState::kUnknown;
+}
+
+bool destroyed_recently(const void* address) {
+  std::lock_guard<std::mutex> guard(lock());
+  return destroyed_recently_locked(address);
 }
 
 Metaspace* holding_loader_address(const void* p) {

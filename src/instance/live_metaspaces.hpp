@@ -1,4 +1,5 @@
-// The metaspaces of the process, found by the address of a loader object.
+// The metaspaces of the process: whether a metaspace handle names one, and which one holds a
+// loader object's address.
 //
 // A loader handle names an object in its metaspace's bookkeeping slabs, and that object is reused
 // as soon as the loader dies (dead_handles.hpp). So a call with a stale handle cannot learn its
@@ -16,7 +17,17 @@ class Metaspace;
 namespace live_metaspaces {
 
 void add(Metaspace* ms);
+// At destruction; the address is remembered among the last 64 destroyed (state_of).
 void remove(Metaspace* ms);
+
+// What a metaspace handle names: a live metaspace, one of the last 64 destroyed, or nothing
+// known (null, a foreign pointer, or destroyed longer ago). Reads nothing at the handle, so a
+// stale or foreign pointer costs no fault. One or two loads for a process's first metaspaces.
+enum class HandleState { kLive, kDestroyed, kUnknown };
+HandleState state_of(const void* handle);
+// Whether a metaspace at this address was among the last 64 destroyed: a new metaspace is not
+// placed there (Metaspace::operator new), so that a stale handle is never taken for it.
+bool destroyed_recently(const void* address);
 // The metaspace whose loader objects' range holds p, or null. The caller must not be racing
 // with that metaspace's ms_destroy (using a destroyed metaspace is undefined).
 Metaspace* holding_loader_address(const void* p);

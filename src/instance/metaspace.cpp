@@ -23,6 +23,30 @@ std::unique_ptr<Metaspace> Metaspace::create(const ms_settings_t& requested) {
   return ms;
 }
 
+void* Metaspace::operator new(size_t bytes) {
+  // Each refused block is held until a block is found, so malloc cannot offer it again: at most
+  // 64 refusals (the addresses remembered).
+  void* refused[64];
+  size_t n = 0;
+  void* p = nullptr;
+  try {
+    p = ::operator new(bytes);
+    while (n < 64 && live_metaspaces::destroyed_recently(p)) {
+      refused[n++] = p;
+      p = nullptr;
+      p = ::operator new(bytes);
+    }
+  } catch (...) {  // a refused retry's allocation, or the lookup's lock made at its first use
+    if (p != nullptr) ::operator delete(p);
+    for (size_t i = 0; i < n; i++) ::operator delete(refused[i]);
+    throw;
+  }
+  for (size_t i = 0; i < n; i++) ::operator delete(refused[i]);
+  return p;
+}
+
+void Metaspace::operator delete(void* p) noexcept { ::operator delete(p); }
+
 Metaspace::Metaspace(const ms_settings_t& settings)
     : settings_(settings), limiter_(settings.max_committed_bytes) {
   ReclaimPolicy policy = ReclaimPolicy::of(settings.reclaim);

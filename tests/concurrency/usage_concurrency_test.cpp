@@ -120,4 +120,61 @@ TEST(UsageConcurrency, CountersAgreeWithTheSnapshotUnderConcurrentLoaders) {
   ms_destroy(ms);
 }
 
+// Every call with a metaspace handle first checks that it names a live metaspace, without a lock
+// (live_metaspaces::state_of). Pollers of one metaspace meet other threads that create and
+// destroy metaspaces of their own (the slots and the remembered destroyed addresses change under
+// them): every poll of the live one succeeds, every call with a destroyed one says so.
+TEST(UsageConcurrency, HandleChecksWhileOtherMetaspacesComeAndGo) {
+  ms_settings_t s;
+  ms_settings_init(&s);
+  s.class_space_bytes = 16u << 20;
+  ms_metaspace_t* polled = ms_create(&s);
+  ASSERT_NE(polled, nullptr) << ms_last_error_text();
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> destroyed{0};
+  Failures failures;
+  auto churner = [&] {
+    while (!stop.load()) {
+      ms_metaspace_t* ms = ms_create(&s);
+      if (ms == nullptr) { failures.add(ms_last_error_text()); return; }
+      ms_loader_t* l = ms_loader_create(ms, MS_LOADER_MICRO, 0);
+      if (l == nullptr || ms_allocate(l, MS_SPACE_NONCLASS, 64) == nullptr) {
+        failures.add(ms_last_error_text());
+        return;
+      }
+      // Remembered while among the last 64 destroyed; a churner preempted for a time slice may
+      // see the other make 64 more, so the count decides what to expect. Never MS_OK: the
+      // stale handle must not name a metaspace created since.
+      uint64_t before = destroyed.load();
+      ms_destroy(ms);
+      destroyed.fetch_add(1);
+      ms_error_t e = ms_verify(ms);
+      uint64_t after = destroyed.load();
+      bool remembered = after - before < 60;  // the other churner's uncounted destruction: 1
+      bool as_promised = e == MS_ERR_DESTROYED || (!remembered && e == MS_ERR_INVALID_ARGUMENT);
+      if (!as_promised) {
+        failures.add(std::string("a destroyed metaspace: ") + ms_error_name(e) + " " +
+                     ms_last_error_text());
+      }
+    }
+  };
+  auto poller = [&] {
+    while (!stop.load()) {
+      ms_usage_t u{};
+      u.size = sizeof u;
+      if (ms_get_usage(polled, &u) != MS_OK) failures.add(ms_last_error_text());
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.emplace_back(churner);
+  threads.emplace_back(churner);
+  threads.emplace_back(poller);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  stop.store(true);
+  for (auto& t : threads) t.join();
+  for (const std::string& f : failures.messages) ADD_FAILURE() << f;
+  EXPECT_EQ(ms_verify(polled), MS_OK) << ms_last_error_text();
+  ms_destroy(polled);
+}
+
 }  // namespace

@@ -949,6 +949,10 @@ class Session {
                ms_last_error_text());
     FUZZ_CHECK(ms_verify(ms) == MS_OK, "metaspace at bound %d does not verify", which % 10);
     ms_destroy(ms);
+    // Its handle is stale now: refused, never read (docs/guarantees.md), a second destroy too.
+    FUZZ_CHECK(ms_verify(ms) == MS_ERR_DESTROYED, "a destroyed metaspace's handle was accepted");
+    ms_destroy(ms);
+    FUZZ_CHECK(ms_last_error() == MS_ERR_DESTROYED, "a second ms_destroy was not refused");
   }
 
   void op_bad_handles() {

@@ -33,11 +33,10 @@ std::vector<Metaspace*>& list() {
 constexpr size_t kSlots = 16;
 std::atomic<const Metaspace*> g_slots[kSlots];
 
-// The last kDestroyed metaspaces destroyed (under the lock): a handle found here gets
-// MS_ERR_DESTROYED rather than MS_ERR_INVALID_ARGUMENT, and Metaspace::operator new does not hand
-// out their addresses again, so a stale handle never names a metaspace created after it.
-constexpr size_t kDestroyed = 64;
-const void* g_destroyed[kDestroyed];
+// The last metaspaces destroyed (under the lock): a handle found here gets MS_ERR_DESTROYED
+// rather than MS_ERR_INVALID_ARGUMENT, and Metaspace::operator new does not hand out their
+// addresses again, so a stale handle never names a metaspace created after it.
+const void* g_destroyed[kRememberedDestroyed];
 size_t g_destroyed_next = 0;
 
 bool destroyed_recently_locked(const void* address) {
@@ -71,7 +70,7 @@ void remove(Metaspace* ms) {
     if (slot.load(std::memory_order_relaxed) == ms) slot.store(nullptr, std::memory_order_release);
   }
   g_destroyed[g_destroyed_next] = ms;
-  g_destroyed_next = (g_destroyed_next + 1) % kDestroyed;
+  g_destroyed_next = (g_destroyed_next + 1) % kRememberedDestroyed;
 }
 
 HandleState state_of(const void* handle) {

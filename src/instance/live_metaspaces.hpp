@@ -10,14 +10,19 @@
 // metaspaces; the lookup is a short scan under one lock, on error paths and statistics only.
 #pragma once
 
+#include <cstddef>
+
 namespace metaspace {
 
 class Metaspace;
 
 namespace live_metaspaces {
 
+// How many destroyed metaspaces' handles are remembered (state_of, destroyed_recently).
+inline constexpr size_t kRememberedDestroyed = 64;
+
 void add(Metaspace* ms);
-// At destruction; the address is remembered among the last 64 destroyed (state_of).
+// At destruction; the address is remembered among the last kRememberedDestroyed (state_of).
 void remove(Metaspace* ms);
 
 // What a metaspace handle names: a live metaspace, one of the last 64 destroyed, or nothing

@@ -25,13 +25,13 @@ std::unique_ptr<Metaspace> Metaspace::create(const ms_settings_t& requested) {
 
 void* Metaspace::operator new(size_t bytes) {
   // Each refused block is held until a block is found, so malloc cannot offer it again: at most
-  // 64 refusals (the addresses remembered).
-  void* refused[64];
+  // one refusal per remembered address.
+  void* refused[live_metaspaces::kRememberedDestroyed];
   size_t n = 0;
   void* p = nullptr;
   try {
     p = ::operator new(bytes);
-    while (n < 64 && live_metaspaces::destroyed_recently(p)) {
+    while (n < live_metaspaces::kRememberedDestroyed && live_metaspaces::destroyed_recently(p)) {
       refused[n++] = p;
       p = nullptr;
       p = ::operator new(bytes);

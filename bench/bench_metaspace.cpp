@@ -78,15 +78,16 @@ struct MetaspaceCounted : Metaspace {
     if (MS__LIKELY(l != nullptr && r.space <= 1u &&
                    __atomic_load_n(&head->cookie, __ATOMIC_RELAXED) ==
                        (reinterpret_cast<uintptr_t>(l) ^ ms__handle_secret))) {
-      ms__bump* b = &head->bump[r.space];
-      char* top = __atomic_load_n(&b->top, __ATOMIC_RELAXED);
-      char* end = __atomic_load_n(&b->end, __ATOMIC_RELAXED);
       size_t n = (r.bytes + 7u) & ~size_t{7};
-      if (MS__LIKELY(n - 1u < static_cast<size_t>(end - top) &&
-                     n > __atomic_load_n(&head->fit_max[r.space], __ATOMIC_RELAXED))) {
-        __atomic_store_n(&b->top, top + n, __ATOMIC_RELAXED);
-        __atomic_store_n(&b->spare, b->spare + 1u, __ATOMIC_RELAXED);
-        return top;
+      if (MS__LIKELY(n > __atomic_load_n(&head->fit_max[r.space], __ATOMIC_RELAXED))) {
+        ms__bump* b = &head->bump[r.space];
+        char* top = __atomic_load_n(&b->top, __ATOMIC_RELAXED);
+        char* end = __atomic_load_n(&b->end, __ATOMIC_RELAXED);
+        if (MS__LIKELY(n <= static_cast<size_t>(end - top))) {
+          __atomic_store_n(&b->top, top + n, __ATOMIC_RELAXED);
+          __atomic_store_n(&b->spare, b->spare + 1u, __ATOMIC_RELAXED);
+          return top;
+        }
       }
     }
     void* p = ms_allocate_slow(l, static_cast<ms_space_t>(r.space), r.bytes);

@@ -686,16 +686,20 @@ static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t by
   if (MS__LIKELY(loader != NULL && (unsigned)space <= 1u &&
                  __atomic_load_n(&head->cookie, __ATOMIC_RELAXED) ==
                      ((uintptr_t)loader ^ ms__handle_secret))) {
-    struct ms__bump* b = &head->bump[space];
-    char* top = __atomic_load_n(&b->top, __ATOMIC_RELAXED);
-    char* end = __atomic_load_n(&b->end, __ATOMIC_RELAXED);
     size_t n = (bytes + 7u) & ~(size_t)7u;
-    /* n - 1 wraps for n == 0 (also for sizes that overflowed while rounding), so they fall through.
-     * A request that some free block could hold goes to the reuse or the slow path. */
-    if (MS__LIKELY(n - 1u < (size_t)(end - top) &&
-                   n > __atomic_load_n(&head->fit_max[space], __ATOMIC_RELAXED))) {
-      __atomic_store_n(&b->top, top + n, __ATOMIC_RELAXED);
-      return top;
+    /* A request that some free block could hold goes to the reuse or the slow path. Tested before
+     * the window is read, so that such a request (every one of a loader that reuses freed
+     * blocks) leaves at once. n == 0 (bytes == 0, or a size that overflowed while rounding) is
+     * never above fit_max, so n <= end - top is then the whole room test (top == end == NULL
+     * while the window is closed). */
+    if (MS__LIKELY(n > __atomic_load_n(&head->fit_max[space], __ATOMIC_RELAXED))) {
+      struct ms__bump* b = &head->bump[space];
+      char* top = __atomic_load_n(&b->top, __ATOMIC_RELAXED);
+      char* end = __atomic_load_n(&b->end, __ATOMIC_RELAXED);
+      if (MS__LIKELY(n <= (size_t)(end - top))) {
+        __atomic_store_n(&b->top, top + n, __ATOMIC_RELAXED);
+        return top;
+      }
     }
     return ms__allocate_reuse(loader, space, bytes, n);
   }

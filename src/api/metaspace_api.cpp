@@ -16,6 +16,8 @@
 #include "instance/live_metaspaces.hpp"
 #include "instance/metaspace.hpp"
 #include "instance/settings.hpp"
+#include "os/fork_gate.hpp"
+#include "os/thread_records.hpp"
 
 using metaspace::fail;
 using metaspace::LoaderMetaspace;
@@ -192,12 +194,20 @@ namespace {
 extern "C" {
 
 void* ms_allocate_slow(ms_loader_t* loader, ms_space_t space, size_t bytes) noexcept {
-  // A shared loader's window first, before the barrier and the handle checks: most of its blocks
-  // end here. The cookie says the loader is alive (the inline path reads it too), so its object
-  // may be read.
+  // A shared loader's window or a freed Klass first, before the barrier and the handle checks:
+  // most of a shared loader's blocks end here, and a Klass reuse costs a pop. The cookie says
+  // the loader is alive (the inline path reads it too), so its object may be read. The Klass pop
+  // runs inside the fork gate: a fork copies no half-done pop, and a child finds no bin marked
+  // busy by a thread it does not have (Fork.AChildOfAProcessWhoseThreadsAreInsideTheLibraryCanUseIt
+  // hung in 1 of 30 children without it), entered only by a thread that has its record already
+  // (taking one may lock and allocate, which the barrier's path does).
   LoaderMetaspace* head = LoaderMetaspace::object_of(reinterpret_cast<uintptr_t>(loader));
   if (loader != nullptr && carries(head, loader)) {
     if (void* p = head->allocate_in_window(space, bytes)) return p;
+    if (space == MS_SPACE_CLASS && metaspace::t_thread_record != nullptr) {
+      metaspace::os::InsideLibrary inside;
+      if (void* p = head->reuse_klass_without_lock(bytes)) return p;
+    }
   }
   return allocate_checked(loader, space, bytes);
 }
@@ -210,6 +220,14 @@ void* ms_alloc(ms_loader_t* loader, ms_space_t space, size_t bytes) noexcept {
 // The exported function (FFI callers, and the inline ms_deallocate when it cannot push the block
 // itself); the parentheses keep the header's macro of the same name out.
 ms_error_t (ms_deallocate)(ms_loader_t* loader, void* p, size_t bytes) noexcept {
+  // A Klass of the class arena's current chunk first, as ms_allocate_slow reuses one: before
+  // the barrier and the handle checks (the cookie says the loader is alive), inside the fork gate
+  // (as there).
+  LoaderMetaspace* head = LoaderMetaspace::object_of(reinterpret_cast<uintptr_t>(loader));
+  if (loader != nullptr && metaspace::t_thread_record != nullptr && carries(head, loader)) {
+    metaspace::os::InsideLibrary inside;
+    if (head->free_klass_without_lock(p, bytes)) return MS_OK;
+  }
   return barrier_error("ms_deallocate", [&] {
     LoaderMetaspace* l = loader_of(loader);
     if (l == nullptr) return ms_last_error();

@@ -146,13 +146,6 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
     fail(MS_ERR_INVALID_ARGUMENT, "allocation of 0 bytes");
     return nullptr;
   }
-  // A Klass freed earlier, of exactly this size: popped without the lock, as the inline reuse
-  // pops non-class blocks (the class arena's bins; Arena::owner_reuse). Class space was 2.6 % of
-  // the size mix's reuses and, at 40-60 ns each through the lock, the largest term of a reuse
-  // after the inline pops.
-  if (space == MS_SPACE_CLASS && owner_may_skip_lock()) {
-    if (void* p = arenas_->of(MS_SPACE_CLASS).owner_reuse(bytes)) return p;
-  }
   size_t limit = Arena::largest_request(env().nonclass.chunks().geometry().root_bytes(),
                                         env().checked);
   if (bytes > limit) {
@@ -235,13 +228,8 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
   if (p == nullptr || bytes == 0) {
     return fail(MS_ERR_INVALID_ARGUMENT, "deallocation of %zu bytes at %p", bytes, p);
   }
-  // A block of the class arena's current or last-hit retired chunk goes to its bin without the
-  // lock, as the inline ms_deallocate files non-class blocks (Arena::owner_deallocate): a Klass
-  // free through the lock cost 40-60 ns, the largest term of a free after the inline pushes.
-  if (owner_may_skip_lock() && env().class_space.contains(p) &&
-      arenas_->of(MS_SPACE_CLASS).owner_deallocate(p, bytes)) {
-    return MS_OK;
-  }
+  // (The C API tried deallocate_without_lock first: a Klass free through the lock cost
+  // 40-60 ns, the largest term of a free after the inline pushes.)
   std::lock_guard<LoaderLock> guard(lock_);
   if (!alive_) return fail(MS_ERR_DESTROYED, "deallocation into a destroyed loader");
   // No block is larger than a root chunk; checked before rounding, which would wrap sizes from

@@ -126,6 +126,22 @@ class LoaderMetaspace : public ms__loader_head {
     }
     return SharedWindows::try_bump(key, space, align_up(bytes, kWordBytes));
   }
+  // Without the lock, on a live loader that is not shared, for its owner: a Klass freed earlier
+  // of exactly this size, popped off the class arena's bins as the inline reuse pops non-class
+  // blocks (Arena::owner_reuse); null: allocate(). The C API tries it first thing in
+  // ms_allocate_slow, inside the fork gate (the fork keeps out only the non-class bins' inline
+  // owners, live_metaspaces.hpp). Class space is 2.6 % of the size mix's requests; behind the
+  // C API's barrier and second handle check a Klass pop took ~150 instructions more (callgrind;
+  // docs/threads.md has the figures).
+  void* reuse_klass_without_lock(size_t bytes) {
+    return owner_may_skip_lock() ? arenas_->of(MS_SPACE_CLASS).owner_reuse(bytes) : nullptr;
+  }
+  // The same for a free: a block of the class arena's current or last-hit retired chunk goes to
+  // its bin (Arena::owner_deallocate). False: deallocate(). p and bytes may be anything.
+  bool free_klass_without_lock(void* p, size_t bytes) {
+    return owner_may_skip_lock() && env().class_space.contains(p) &&
+           arenas_->of(MS_SPACE_CLASS).owner_deallocate(p, bytes);
+  }
   // A shared loader's windows' key (SharedWindows::key()), kept in its public head
   // (bump[MS_SPACE_NONCLASS].spare: metaspace.h) while it has windows; 0 for every other
   // loader. Only a shared loader's word is read: an executable built against an older header

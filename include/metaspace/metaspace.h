@@ -525,7 +525,9 @@ struct ms__loader_head {
   uintptr_t cookie;
   struct ms__bump bump[2];  /* indexed by ms_space_t */
   /* Largest block awaiting reuse, by space: requests up to it go where best fit is. At least the
-   * largest free block's size (an inline reuse may leave it higher until the next slow path). */
+   * largest free block's size (an inline reuse may leave it higher until the next slow path)
+   * wherever the window may open; 0 where it never does (shared loaders, checked or counting
+   * mode: every request goes out of line there anyway). */
   uint32_t fit_max[2];
   struct ms__free_bins* bins; /* the non-class bins the inline paths may use, or NULL */
 };
@@ -689,9 +691,11 @@ static inline void* ms_allocate(ms_loader_t* loader, ms_space_t space, size_t by
     size_t n = (bytes + 7u) & ~(size_t)7u;
     /* A request that some free block could hold goes to the reuse or the slow path. Tested before
      * the window is read, so that such a request (every one of a loader that reuses freed
-     * blocks) leaves at once. n == 0 (bytes == 0, or a size that overflowed while rounding) is
-     * never above fit_max, so n <= end - top is then the whole room test (top == end == NULL
-     * while the window is closed). */
+     * blocks) leaves at once (reuse 108 -> 99 instructions a block). A loader whose window never
+     * opens (shared, checked) keeps fit_max at 0: it passes this test every time and fails the
+     * room test every time, two branches the CPU predicts. n == 0 (bytes == 0, or a size that
+     * overflowed while rounding) is never above fit_max, so n <= end - top is then the whole
+     * room test (top == end == NULL while the window is closed). */
     if (MS__LIKELY(n > __atomic_load_n(&head->fit_max[space], __ATOMIC_RELAXED))) {
       struct ms__bump* b = &head->bump[space];
       char* top = __atomic_load_n(&b->top, __ATOMIC_RELAXED);

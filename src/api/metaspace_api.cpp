@@ -189,25 +189,37 @@ namespace {
   });
 }
 
+// A Klass of a live loader (its cookie matched): one freed earlier of exactly this size, popped
+// off the class arena's bins without the lock for the owner of a loader that is not shared
+// (LoaderMetaspace::reuse_klass_without_lock), before the barrier and the second handle check
+// (~150 instructions per Klass behind them, callgrind); else the full call. The pop runs inside
+// the fork gate: a fork copies no half-done pop, and a child finds no bin marked busy by a
+// thread it does not have (Fork.AChildOfAProcessWhoseThreadsAreInsideTheLibraryCanUseIt hung in 1
+// of 30 children without it). Only a thread that has its record already enters it here (taking
+// one may lock and allocate, which the barrier's path does).
+[[gnu::noinline]] void* allocate_klass(ms_loader_t* loader, LoaderMetaspace* head,
+                                       size_t bytes) noexcept {
+  if (metaspace::t_thread_record != nullptr) {
+    metaspace::os::InsideLibrary inside;
+    if (void* p = head->reuse_klass_without_lock(bytes)) return p;
+  }
+  return allocate_checked(loader, MS_SPACE_CLASS, bytes);
+}
+
 }  // namespace
 
 extern "C" {
 
 void* ms_allocate_slow(ms_loader_t* loader, ms_space_t space, size_t bytes) noexcept {
-  // A shared loader's window or a freed Klass first, before the barrier and the handle checks:
-  // most of a shared loader's blocks end here, and a Klass reuse costs a pop. The cookie says
-  // the loader is alive (the inline path reads it too), so its object may be read. The Klass pop
-  // runs inside the fork gate: a fork copies no half-done pop, and a child finds no bin marked
-  // busy by a thread it does not have (Fork.AChildOfAProcessWhoseThreadsAreInsideTheLibraryCanUseIt
-  // hung in 1 of 30 children without it), entered only by a thread that has its record already
-  // (taking one may lock and allocate, which the barrier's path does).
+  // A shared loader's window first, before the barrier and the handle checks: most of its blocks
+  // end here. The cookie says the loader is alive (the inline path reads it too), so its object
+  // may be read. A Klass request goes on to a pop (allocate_klass), out of line like everything
+  // else here, so that the window path needs no stack frame (with the pop inline, every call
+  // here pushed and popped four registers and made a frame).
   LoaderMetaspace* head = LoaderMetaspace::object_of(reinterpret_cast<uintptr_t>(loader));
   if (loader != nullptr && carries(head, loader)) {
     if (void* p = head->allocate_in_window(space, bytes)) return p;
-    if (space == MS_SPACE_CLASS && metaspace::t_thread_record != nullptr) {
-      metaspace::os::InsideLibrary inside;
-      if (void* p = head->reuse_klass_without_lock(bytes)) return p;
-    }
+    if (space == MS_SPACE_CLASS) return allocate_klass(loader, head, bytes);
   }
   return allocate_checked(loader, space, bytes);
 }

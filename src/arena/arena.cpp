@@ -127,7 +127,6 @@ void Arena::park() {
 }
 
 void Arena::publish() {
-  // fit_max also when the window stays closed: a shared loader's thread windows read it.
   refresh_fit_max();
   if (!fast_path_ || chunks_ == nullptr) return;
   if (free_blocks_ != nullptr) free_blocks_->set_current_chunk(handed_out_base(chunks_));
@@ -145,6 +144,7 @@ void Arena::count_allocation() {
 }
 
 void Arena::refresh_fit_max() {
+  if (!fast_path_) return;
   // A free block is at most a root chunk (64 MiB at most): it fits the header's 32 bits.
   __atomic_store_n(fit_max_slot(), static_cast<uint32_t>(largest_free_block()), __ATOMIC_RELAXED);
 }
@@ -646,6 +646,9 @@ bool Arena::verify() const {
 }
 
 bool Arena::verify_state() const {
+  MS_VERIFY(fast_path_ || __atomic_load_n(fit_max_slot(), __ATOMIC_RELAXED) == 0,
+            "the head's fit_max of an arena whose window never opens is %u, not 0",
+            (unsigned)__atomic_load_n(fit_max_slot(), __ATOMIC_RELAXED));
   // Free blocks are read only where this arena (or its donor) handed memory out: a freed block
   // the runtime wrote over is reported, not followed. In checked mode that is an overwrite.
   BlockBounds bounds = handed_out_bounds(handed_out_bytes() / kWordBytes + 1);

@@ -121,9 +121,13 @@ class Arena {
   // is smaller than `min_whole`; its size in *got. Null if none fits, or in checked mode.
   // Counted as one allocation.
   void* take_free_block(size_t bytes, size_t max_bytes, size_t min_whole, size_t* got);
-  // The largest free block's size as last published: requests up to it go where best fit is.
-  // Readable from any thread.
-  size_t fit_max() const { return __atomic_load_n(fit_max_slot(), __ATOMIC_RELAXED); }
+  // Requests up to it go where best fit is: the largest free block's size as last published in
+  // the head, for an arena whose window may open (readable from any thread); computed under the
+  // loader's exclusion for one whose window never opens (a shared loader's, checked or counting
+  // mode), whose slot in the head stays 0 (refresh_fit_max).
+  size_t fit_max() const {
+    return fast_path_ ? __atomic_load_n(fit_max_slot(), __ATOMIC_RELAXED) : largest_free_block();
+  }
 
   // The owner's path without the loader lock for an arena whose bins are published but that the
   // header's inline paths do not serve (the class arena of a loader that is not shared): the
@@ -187,7 +191,11 @@ class Arena {
   // null (none fits, or checked mode, which has its own path).
   void* reuse(size_t bytes);
   void count_allocation();
-  // fit_max ← the largest free block, if the window is open.
+  // The head's fit_max <- the largest free block, for an arena whose window may open. Others
+  // leave it 0: the inline ms_allocate tests fit_max before the window, and a value amid a size
+  // mix there made that test a branch the CPU missed on every other request of a shared loader
+  // (its size mix 6.9 -> 12.5 ns a block); at 0 it passes every time and the closed window's
+  // room test fails every time.
   void refresh_fit_max();
   void* allocate_from_chunks(size_t bytes);
   enum class Bump { kDone, kNoRoom, kFailed };

@@ -254,6 +254,65 @@ TEST_F(LoaderTest, OnlyASharedLoadersHeadNamesItsWindows) {
   ASSERT_MS_OK(ms_verify(ms_));
 }
 
+// A loader whose public windows never open (shared; checked mode) keeps the head's fit_max at 0
+// however large its free blocks: the inline ms_allocate tests fit_max first, and a value amid the
+// size mix there was a branch the CPU missed (arena.hpp). Its freed blocks are still found: best
+// fit, at the next window.
+TEST_F(LoaderTest, AWindowThatNeverOpensKeepsFitMaxAtZeroAndStillReusesFreedBlocks) {
+  ms_settings_t checked_settings;
+  ms_settings_init(&checked_settings);
+  checked_settings.checked = 1;
+  ms_metaspace_t* checked_ms = ms_create(&checked_settings);
+  ASSERT_NE(checked_ms, nullptr) << ms_last_error_text();
+  struct Case {
+    const char* what;
+    ms_metaspace_t* ms;
+    unsigned flags;
+  };
+  for (const Case& c : {Case{"shared", ms_, MS_LOADER_SHARED}, Case{"checked", checked_ms, 0u}}) {
+    ms_loader_t* l = ms_loader_create(c.ms, MS_LOADER_STANDARD, c.flags);
+    ASSERT_NE(l, nullptr) << c.what;
+    std::vector<void*> blocks;
+    for (size_t i = 0; i < 64; i++) {
+      void* p = ms_allocate(l, MS_SPACE_NONCLASS, 8 * (1 + i % 40));
+      ASSERT_NE(p, nullptr) << c.what << " " << ms_last_error_text();
+      blocks.push_back(p);
+    }
+    // A large block and a Klass freed in the middle: free blocks of 2 000 and 600 bytes.
+    void* big = ms_allocate(l, MS_SPACE_NONCLASS, 2000);
+    void* klass = ms_allocate(l, MS_SPACE_CLASS, 600);
+    ASSERT_NE(big, nullptr);
+    ASSERT_NE(klass, nullptr);
+    ASSERT_NE(ms_allocate(l, MS_SPACE_NONCLASS, 64), nullptr);
+    ASSERT_NE(ms_allocate(l, MS_SPACE_CLASS, 600), nullptr);
+    ASSERT_MS_OK(ms_deallocate(l, big, 2000));
+    ASSERT_MS_OK(ms_deallocate(l, klass, 600));
+    for (size_t i = 0; i < blocks.size(); i += 3) {
+      ASSERT_MS_OK(ms_deallocate(l, blocks[i], 8 * (1 + i % 40)));
+    }
+    const ms__loader_head& h = *ms__head_of(l);
+    EXPECT_EQ(h.bump[MS_SPACE_NONCLASS].top, h.bump[MS_SPACE_NONCLASS].end) << c.what;
+    EXPECT_EQ(h.fit_max[MS_SPACE_NONCLASS], 0u) << c.what;
+    EXPECT_EQ(h.fit_max[MS_SPACE_CLASS], 0u) << c.what;
+    ASSERT_MS_OK(ms_verify(c.ms));
+    // The freed 2 000 bytes serve a request they hold (best fit, Arena::fit_max computed for
+    // such an arena): checked mode at once, a shared loader's thread when its window runs out
+    // and it takes the next one (shared_windows.hpp).
+    EXPECT_GE(stats(l).free_blocks_bytes[MS_SPACE_NONCLASS], 2000u) << c.what;
+    size_t tries = 0;
+    for (; tries < 200; tries++) {
+      char* again = static_cast<char*>(ms_allocate(l, MS_SPACE_NONCLASS, 1500));
+      ASSERT_NE(again, nullptr) << c.what;
+      if (again >= big && again < static_cast<char*>(big) + 2000) break;
+    }
+    EXPECT_LT(tries, c.flags == 0 ? 1u : 200u) << c.what << ": the freed block was not reused";
+    EXPECT_EQ(h.fit_max[MS_SPACE_NONCLASS], 0u) << c.what;
+    ASSERT_MS_OK(ms_verify(c.ms));
+    ASSERT_MS_OK(ms_loader_destroy(l));
+  }
+  ms_destroy(checked_ms);
+}
+
 // A class alignment above 8 takes the class window away (the inline path rounds to 8 only);
 // non-class keeps it.
 TEST_F(LoaderTest, AlignedClassesHaveNoClassWindow) {

@@ -228,7 +228,7 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
   if (p == nullptr || bytes == 0) {
     return fail(MS_ERR_INVALID_ARGUMENT, "deallocation of %zu bytes at %p", bytes, p);
   }
-  // (The C API tried deallocate_without_lock first: a Klass free through the lock cost
+  // (The C API tried free_klass_without_lock first: a Klass free through the lock cost
   // 40-60 ns, the largest term of a free after the inline pushes.)
   std::lock_guard<LoaderLock> guard(lock_);
   if (!alive_) return fail(MS_ERR_DESTROYED, "deallocation into a destroyed loader");

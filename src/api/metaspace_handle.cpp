@@ -21,8 +21,8 @@ Metaspace* live_metaspace(const ms_metaspace_t* handle) {
       break;
   }
   fail(MS_ERR_INVALID_ARGUMENT,
-       "%p is not a metaspace handle (or one destroyed before the last 64 destructions)",
-       static_cast<const void*>(handle));
+       "%p is not a metaspace handle (or one destroyed before the last %zu destructions)",
+       static_cast<const void*>(handle), live_metaspaces::kRememberedDestroyed);
   return nullptr;
 }
 

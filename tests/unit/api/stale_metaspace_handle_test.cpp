@@ -15,11 +15,16 @@ namespace {
 
 void ignore_write(void*, const char*, size_t) {}
 
-// Every call with a metaspace handle that checks it, and the error it leaves.
-void expect_refused(ms_metaspace_t* ms, ms_error_t expected) {
+// ms_get_usage's result for the handle (the call a runtime's monitoring polls).
+ms_error_t usage_result(ms_metaspace_t* ms) {
   ms_usage_t u{};
   u.size = sizeof u;
-  EXPECT_EQ(ms_get_usage(ms, &u), expected);
+  return ms_get_usage(ms, &u);
+}
+
+// Every call with a metaspace handle that checks it, and the error it leaves.
+void expect_refused(ms_metaspace_t* ms, ms_error_t expected) {
+  EXPECT_EQ(usage_result(ms), expected);
   ms_stats_t st;
   EXPECT_EQ(ms_get_stats(ms, &st), expected);
   EXPECT_EQ(ms_verify(ms), expected);
@@ -73,9 +78,7 @@ TEST(StaleMetaspaceHandles, APointerThatIsNoMetaspaceIsInvalidAndUntouched) {
   // A loader handle is no metaspace handle either.
   ms_loader_t* l = ms_loader_create(live, MS_LOADER_STANDARD, 0);
   ASSERT_NE(l, nullptr);
-  ms_usage_t u{};
-  u.size = sizeof u;
-  EXPECT_EQ(ms_get_usage(reinterpret_cast<ms_metaspace_t*>(l), &u), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(usage_result(reinterpret_cast<ms_metaspace_t*>(l)), MS_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(ms_verify(live), MS_OK);
   ms_destroy(live);
 }
@@ -94,9 +97,7 @@ TEST(StaleMetaspaceHandles, ANewMetaspaceNeverTakesARememberedAddress) {
   ms_metaspace_t* live = ms_create(nullptr);
   ASSERT_NE(live, nullptr);
   for (uintptr_t h : dead) {
-    ms_usage_t u{};
-    u.size = sizeof u;
-    EXPECT_EQ(ms_get_usage(reinterpret_cast<ms_metaspace_t*>(h), &u), MS_ERR_DESTROYED);
+    EXPECT_EQ(usage_result(reinterpret_cast<ms_metaspace_t*>(h)), MS_ERR_DESTROYED);
   }
   EXPECT_EQ(ms_verify(live), MS_OK);
   ms_destroy(live);
@@ -106,16 +107,14 @@ TEST(StaleMetaspaceHandles, OnlyTheLast64AreRemembered) {
   ms_metaspace_t* first = ms_create(nullptr);
   ASSERT_NE(first, nullptr);
   ms_destroy(first);
-  ms_usage_t u{};
-  u.size = sizeof u;
-  EXPECT_EQ(ms_get_usage(first, &u), MS_ERR_DESTROYED);
+  EXPECT_EQ(usage_result(first), MS_ERR_DESTROYED);
   for (int i = 0; i < 64; i++) {
     ms_metaspace_t* ms = ms_create(nullptr);
     ASSERT_NE(ms, nullptr);
     ms_destroy(ms);
   }
   // 64 destructions later the first handle is forgotten: no longer "destroyed", still refused.
-  EXPECT_EQ(ms_get_usage(first, &u), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(usage_result(first), MS_ERR_INVALID_ARGUMENT);
 }
 
 TEST(StaleMetaspaceHandles, ManyLiveMetaspacesAreAllFound) {

@@ -227,6 +227,11 @@ uintptr_t ms_class_space_base(const ms_metaspace_t* ms) MS__NOEXCEPT;
 unsigned ms_class_shift(const ms_metaspace_t* ms) MS__NOEXCEPT;
 unsigned ms_narrow_class_bits(const ms_metaspace_t* ms) MS__NOEXCEPT;  /* bits for the range */
 int ms_is_class_space(const ms_metaspace_t* ms, const void* p) MS__NOEXCEPT;
+/* 1 if p lies in address space this metaspace reserved: a node of either space (committed or
+ * not, in use or free) or the mapped archive. Lock-free and O(1), for a runtime's "is this
+ * metadata?" questions (HotSpot's Metaspace::contains); it says nothing about whether a block
+ * lives at p. */
+int ms_contains(const ms_metaspace_t* ms, const void* p) MS__NOEXCEPT;
 
 void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb, void* user) MS__NOEXCEPT;
 /* The GC threshold contract: gc_callback runs (outside all locks) when committed memory reaches

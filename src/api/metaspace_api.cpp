@@ -286,6 +286,12 @@ int ms_is_class_space(const ms_metaspace_t* ms, const void* p) noexcept {
   return from_handle(ms)->class_space().contains(p) ? 1 : 0;
 }
 
+int ms_contains(const ms_metaspace_t* ms, const void* p) noexcept {
+  if (ms == nullptr) return 0;
+  const Metaspace* m = from_handle(ms);
+  return m->class_space().contains(p) || m->in_archive(p) || m->nonclass_contains(p) ? 1 : 0;
+}
+
 void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb,
                          void* user) noexcept {
   if (ms == nullptr) return;

@@ -68,6 +68,10 @@ class Metaspace {
   }
   ClassSpace& class_space() { return *class_space_; }
   const ClassSpace& class_space() const { return *class_space_; }
+  // Whether p lies in a node of the non-class space (lock-free, see VirtualSpaceList).
+  bool nonclass_contains(const void* p) const {
+    return nonclass_->vslist().node_containing(p) != nullptr;
+  }
   MicroPool& micro_pool() { return *micro_pool_; }
   // The class-data archive, or null (none asked for, or left out: archive_status says why).
   archive::ArchiveMapping* archive() { return archive_.get(); }

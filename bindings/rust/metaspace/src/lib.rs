@@ -1,0 +1,1 @@
+pub use metaspace_sys as sys;

@@ -7,7 +7,6 @@ import glob
 import os
 import pydoc
 import re
-import resource
 import shutil
 import subprocess
 import sys

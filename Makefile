@@ -49,15 +49,21 @@ example: release
 	! readelf -d $(BUILD)/example/loaders-static | grep -q 'libmetaspace'
 	@echo "example: shared (pkg-config metaspace) and static (metaspace-static) C builds ran"
 
-# The bindings over the shared library: Python (ctypes, pytest) and Rust (cargo, if installed).
+# The bindings over the shared library: Python (ctypes, pytest) and Rust (cargo, if installed:
+# both crates of the workspace against the build tree, then metaspace-sys found through the
+# installed metaspace.pc by pkg-config alone).
 bindings: release
 	cmake --build --preset release --target metaspace_shared
 	METASPACE_LIBRARY=$(CURDIR)/$(BUILD)/release/libmetaspace.so PYTHONPATH=bindings/python \
 	  python3 -m pytest -q -p no:cacheprovider bindings/python/tests
 	if command -v cargo >/dev/null; then \
 	  METASPACE_LIB_DIR=$(CURDIR)/$(BUILD)/release CARGO_TARGET_DIR=$(CURDIR)/$(BUILD)/rust \
-	    cargo test --offline -q --manifest-path bindings/rust/metaspace-sys/Cargo.toml; \
-	else echo "bindings: cargo not installed, Rust crate skipped"; fi
+	    cargo test --offline -q --workspace --manifest-path bindings/rust/Cargo.toml && \
+	  cmake --install $(BUILD)/release --prefix $(PREFIX) >/dev/null && \
+	  env -u METASPACE_LIB_DIR PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig \
+	    CARGO_TARGET_DIR=$(CURDIR)/$(BUILD)/rust-pkg-config \
+	    cargo test --offline -q -p metaspace-sys --manifest-path bindings/rust/Cargo.toml; \
+	else echo "bindings: cargo not installed, Rust crates skipped"; fi
 
 bench: deps release
 	scripts/bench.sh

@@ -20,8 +20,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The Python bindings' tests (bindings/python) run with pytest, installed with pip when missing.
-if ! python3 -m pytest --version >/dev/null 2>&1; then
-  echo "installing: pytest (pip)"
-  python3 -m pip install --quiet pytest || python3 -m pip install --quiet --break-system-packages pytest
-fi
+# The Python bindings' tests (bindings/python) run with pytest and build the package with its
+# build backend, hatchling (the out-of-tree install test); both installed with pip when missing.
+for module in pytest hatchling; do
+  if ! python3 -c "import $module" >/dev/null 2>&1; then
+    echo "installing: $module (pip)"
+    python3 -m pip install --quiet "$module" || python3 -m pip install --quiet --break-system-packages "$module"
+  fi
+done

@@ -1,11 +1,14 @@
-"""ctypes declarations of include/metaspace/metaspace.h (version 0.2) and a small Pythonic API."""
+"""ctypes declarations of include/metaspace/metaspace.h (version 0.2): the raw C API.
+
+Nothing here checks its arguments: the classes in metaspace._api do that before they call in.
+"""
 import ctypes
 import ctypes.util
 import os
 
 HEADER_VERSION = (0, 2)
 
-# ms_error_t
+# ms_error_t, in the header's order (the value is the index).
 OK = 0
 ERROR_NAMES = [
     "MS_OK", "MS_ERR_INVALID_ARGUMENT", "MS_ERR_TOO_LARGE", "MS_ERR_LIMIT",
@@ -19,18 +22,53 @@ SPACE_NONCLASS, SPACE_CLASS = 0, 1
 LOADER_BOOT, LOADER_STANDARD, LOADER_MICRO = 0, 1, 2
 LOADER_SHARED = 1
 RECLAIM_NONE, RECLAIM_BALANCED, RECLAIM_AGGRESSIVE = 0, 1, 2
+REPORT_NONE, REPORT_TEXT, REPORT_JSON = 0, 1, 2
 ARCHIVE_AUTO, ARCHIVE_REQUIRE = 0, 1
 ARCHIVE_RELOCATE_AUTO, ARCHIVE_RELOCATE_EAGER, ARCHIVE_RELOCATE_LAZY = 0, 1, 2
+ARCHIVE_DEFAULT_BASE = 0x800000000
 MAX_CHUNK_LEVELS = 17
 LOADER_KIND_COUNT = 3
+
+SIZE_MAX = (1 << (8 * ctypes.sizeof(ctypes.c_size_t))) - 1
+UINT32_MAX = (1 << 32) - 1
 
 GC_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
 WRITE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ctypes.c_char), ctypes.c_size_t)
 
 
-class Settings(ctypes.Structure):
-    # Fields appended to ms_settings_t by later headers are simply absent here: `size` tells the
-    # library how far this layout goes, and it takes defaults for the rest.
+def _plain(value):
+    """A field's value as plain Python data: arrays as lists, structs as dicts, bytes as str."""
+    if isinstance(value, ctypes.Array):
+        return [_plain(v) for v in value]
+    if isinstance(value, _Struct):
+        return value.as_dict()
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    return value
+
+
+def _repr(value):
+    if isinstance(value, ctypes.Array):
+        return "[%s]" % ", ".join(_repr(v) for v in value)
+    return repr(value)
+
+
+class _Struct(ctypes.Structure):
+    """A ctypes struct that prints its fields and converts to a dict."""
+
+    def as_dict(self):
+        """The fields as a dict of plain Python values (nested structs as dicts, arrays as lists)."""
+        return {name: _plain(getattr(self, name)) for name, *_ in self._fields_}
+
+    def __repr__(self):
+        fields = ", ".join("%s=%s" % (name, _repr(getattr(self, name)))
+                           for name, *_ in self._fields_)
+        return "%s(%s)" % (type(self).__name__, fields)
+
+
+class Settings(_Struct):
+    """ms_settings_t. Fields appended by later headers are absent here: `size` tells the library
+    how far this layout goes, and it takes defaults for the rest."""
     _fields_ = [
         ("size", ctypes.c_size_t),
         ("reclaim", ctypes.c_int),
@@ -60,12 +98,15 @@ class Settings(ctypes.Structure):
     ]
 
 
-class ChunkLevelStats(ctypes.Structure):
+class ChunkLevelStats(_Struct):
+    """ms_chunk_level_stats_t: free chunks of one level."""
     _fields_ = [("count", ctypes.c_size_t), ("bytes", ctypes.c_size_t),
                 ("committed_bytes", ctypes.c_size_t)]
 
 
-class SpaceStats(ctypes.Structure):
+class SpaceStats(_Struct):
+    """ms_space_stats_t: one space (or the total). committed = used + free_in_chunks +
+    free_chunks + free_blocks + fence + overhead."""
     _fields_ = [(name, ctypes.c_size_t) for name in (
         "reserved_bytes", "committed_bytes", "used_bytes", "free_in_chunks_bytes",
         "free_chunks_bytes", "free_blocks_bytes", "deallocated_bytes", "salvaged_bytes",
@@ -74,7 +115,8 @@ class SpaceStats(ctypes.Structure):
         ("free_chunks_by_level", ChunkLevelStats * MAX_CHUNK_LEVELS)]
 
 
-class ArchiveStats(ctypes.Structure):
+class ArchiveStats(_Struct):
+    """ms_archive_stats_t: the class-data archive as mapped (all 0 when none is)."""
     _fields_ = [
         ("mapped", ctypes.c_int),
         ("relocated", ctypes.c_int),
@@ -96,7 +138,9 @@ class ArchiveStats(ctypes.Structure):
     ]
 
 
-class Stats(ctypes.Structure):
+class Stats(_Struct):
+    """ms_stats_t: a consistent snapshot of a metaspace (space[SPACE_NONCLASS], space[SPACE_CLASS],
+    total, loaders, archive, ...)."""
     _fields_ = [
         ("space", SpaceStats * 2),
         ("total", SpaceStats),
@@ -112,7 +156,8 @@ class Stats(ctypes.Structure):
     ]
 
 
-class LoaderStats(ctypes.Structure):
+class LoaderStats(_Struct):
+    """ms_loader_stats_t: one loader; the arrays are indexed by space."""
     _fields_ = [
         ("kind", ctypes.c_int),
         ("allocations", ctypes.c_uint64),
@@ -128,7 +173,19 @@ class LoaderStats(ctypes.Structure):
     ]
 
 
-class ReportOptions(ctypes.Structure):
+class SpaceUsage(_Struct):
+    """ms_space_usage_t: reserved, committed, used and overhead bytes of one space."""
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "reserved_bytes", "committed_bytes", "used_bytes", "overhead_bytes")]
+
+
+class Usage(_Struct):
+    """ms_usage_t: usage in O(1), without any loader lock (`used` may lag slightly)."""
+    _fields_ = [("size", ctypes.c_size_t), ("space", SpaceUsage * 2), ("total", SpaceUsage)]
+
+
+class ReportOptions(_Struct):
+    """ms_report_options_t."""
     _fields_ = [("size", ctypes.c_size_t), ("scale", ctypes.c_char),
                 ("per_loader", ctypes.c_int), ("per_kind", ctypes.c_int),
                 ("free_lists", ctypes.c_int)]
@@ -155,7 +212,8 @@ lib = _load()
 _P = ctypes.c_void_p
 _SZ = ctypes.c_size_t
 _E = ctypes.c_int
-for name, res, args in [
+_U32 = ctypes.c_uint32
+FUNCTIONS = [
     ("ms_version", ctypes.c_char_p, []),
     ("ms_last_error", _E, []),
     ("ms_last_error_text", ctypes.c_char_p, []),
@@ -173,30 +231,38 @@ for name, res, args in [
     ("ms_verify", _E, [_P]),
     ("ms_get_stats_sized", _E, [_P, ctypes.POINTER(Stats), _SZ]),
     ("ms_loader_get_stats_sized", _E, [_P, ctypes.POINTER(LoaderStats), _SZ]),
+    ("ms_get_usage", _E, [_P, ctypes.POINTER(Usage)]),
+    ("ms_set_gc_threshold", None, [_P, _SZ, GC_CALLBACK, _P]),
+    ("ms_gc_done", _SZ, [_P]),
     ("ms_is_class_space", ctypes.c_int, [_P, _P]),
-    ("ms_encode_class", ctypes.c_uint32, [_P, _P]),
-    ("ms_decode_class", _P, [_P, ctypes.c_uint32]),
+    ("ms_encode_class", _U32, [_P, _P]),
+    ("ms_decode_class", _P, [_P, _U32]),
+    ("ms_class_space_base", _SZ, [_P]),
+    ("ms_class_shift", ctypes.c_uint, [_P]),
+    ("ms_narrow_class_bits", ctypes.c_uint, [_P]),
     ("ms_report_options_init_sized", _E, [ctypes.POINTER(ReportOptions), _SZ]),
     ("ms_print_report_cb", _E, [_P, WRITE_FN, _P, ctypes.POINTER(ReportOptions)]),
     ("ms_write_report_json_cb", _E, [_P, WRITE_FN, _P, ctypes.POINTER(ReportOptions)]),
-    ("ms_archive_begin", _P, [ctypes.POINTER(Settings), ctypes.c_size_t]),
+    ("ms_archive_begin", _P, [ctypes.POINTER(Settings), _SZ]),
     ("ms_archive_allocate", _P, [_P, _E, _SZ]),
     ("ms_archive_mark_pointer", _E, [_P, _P]),
     ("ms_archive_mark_narrow_class", _E, [_P, _P]),
-    ("ms_archive_encode_class", ctypes.c_uint32, [_P, _P]),
+    ("ms_archive_encode_class", _U32, [_P, _P]),
     ("ms_archive_set_root", _E, [_P, ctypes.c_char_p, _P]),
     ("ms_archive_write", _E, [_P, ctypes.c_char_p]),
     ("ms_archive_discard", None, [_P]),
     ("ms_archive_root", _P, [_P, ctypes.c_char_p]),
     ("ms_is_archived", ctypes.c_int, [_P, _P]),
     ("ms_archive_status", _E, [_P, ctypes.POINTER(ctypes.c_char_p)]),
-]:
-    fn = getattr(lib, name)
-    fn.restype = res
-    fn.argtypes = args
+]
+for _name, _res, _args in FUNCTIONS:
+    _fn = getattr(lib, _name)
+    _fn.restype = _res
+    _fn.argtypes = _args
 
 
 def library_version():
+    """The version of the loaded shared library, "MAJOR.MINOR.PATCH"."""
     return lib.ms_version().decode()
 
 
@@ -204,183 +270,3 @@ _major, _minor = (int(x) for x in library_version().split(".")[:2])
 if (_major, _minor) != HEADER_VERSION:
     raise ImportError("libmetaspace %s loaded, these bindings describe %d.%d"
                       % (library_version(), *HEADER_VERSION))
-
-
-class Error(Exception):
-    def __init__(self, code, text):
-        super().__init__(text)
-        self.code = code
-        self.name = ERROR_NAMES[code] if 0 <= code < len(ERROR_NAMES) else str(code)
-
-
-def _raise_last():
-    raise Error(lib.ms_last_error(), lib.ms_last_error_text().decode())
-
-
-def _check(code):
-    if code != OK:
-        _raise_last()
-
-
-class Loader:
-    def __init__(self, metaspace, kind, flags):
-        self._metaspace = metaspace  # keeps the metaspace alive while the loader is
-        self._handle = lib.ms_loader_create(metaspace._handle, kind, flags)
-        if not self._handle:
-            _raise_last()
-
-    @property
-    def handle(self):
-        return self._handle
-
-    def allocate(self, size, space=SPACE_NONCLASS):
-        p = lib.ms_alloc(self._handle, space, size)
-        if not p:
-            _raise_last()
-        return p
-
-    def deallocate(self, address, size):
-        _check(lib.ms_deallocate(self._handle, address, size))
-
-    def stats(self):
-        s = LoaderStats()
-        _check(lib.ms_loader_get_stats_sized(self._handle, ctypes.byref(s), ctypes.sizeof(s)))
-        return s
-
-    def destroy(self):
-        if self._handle:
-            handle, self._handle = self._handle, None
-            _check(lib.ms_loader_destroy(handle))
-
-
-class Metaspace:
-    def __init__(self, options=None, from_env=False, **fields):
-        s = Settings()
-        _check(lib.ms_settings_init_sized(ctypes.byref(s), ctypes.sizeof(s)))
-        if from_env:
-            _check(lib.ms_settings_from_env(ctypes.byref(s)))
-        if options:
-            _check(lib.ms_settings_parse(ctypes.byref(s), options.encode()))
-        for key, value in fields.items():
-            if key == "archive_path" and isinstance(value, str):
-                value = value.encode()
-            setattr(s, key, value)  # a bytes archive_path lives in `fields` until ms_create copied it
-        self._handle = lib.ms_create(ctypes.byref(s))
-        if not self._handle:
-            _raise_last()
-        self._loaders = []
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def close(self):
-        if self._handle:
-            for loader in self._loaders:
-                loader._handle = None  # ms_destroy releases them
-            self._loaders = []
-            handle, self._handle = self._handle, None
-            lib.ms_destroy(handle)
-
-    def loader(self, kind=LOADER_STANDARD, flags=0):
-        loader = Loader(self, kind, flags)
-        self._loaders.append(loader)
-        return loader
-
-    def stats(self):
-        s = Stats()
-        _check(lib.ms_get_stats_sized(self._handle, ctypes.byref(s), ctypes.sizeof(s)))
-        return s
-
-    def verify(self):
-        _check(lib.ms_verify(self._handle))
-
-    def purge(self):
-        lib.ms_purge(self._handle)
-
-    def is_class_space(self, address):
-        return bool(lib.ms_is_class_space(self._handle, address))
-
-    def is_archived(self, address):
-        return bool(lib.ms_is_archived(self._handle, address))
-
-    def archive_root(self, name):
-        """The address of the archived block named `name`, or None."""
-        return lib.ms_archive_root(self._handle, name.encode()) or None
-
-    def archive_status(self):
-        """(error name, reason): ("MS_OK", "") when the archive asked for is mapped."""
-        reason = ctypes.c_char_p()
-        code = lib.ms_archive_status(self._handle, ctypes.byref(reason))
-        return ERROR_NAMES[code], (reason.value or b"").decode()
-
-    def encode_class(self, address):
-        return lib.ms_encode_class(self._handle, address)
-
-    def decode_class(self, narrow):
-        return lib.ms_decode_class(self._handle, narrow)
-
-    def report(self, json=False, per_loader=False, scale=b"\0"):
-        pieces = []
-
-        def write(user, text, length):  # must not raise into C
-            try:
-                pieces.append(ctypes.string_at(text, length))
-            except BaseException:  # noqa: B902
-                pass
-
-        o = ReportOptions()
-        _check(lib.ms_report_options_init_sized(ctypes.byref(o), ctypes.sizeof(o)))
-        o.per_loader = int(per_loader)
-        o.scale = scale
-        fn = lib.ms_write_report_json_cb if json else lib.ms_print_report_cb
-        callback = WRITE_FN(write)  # referenced until the call returns
-        _check(fn(self._handle, callback, None, ctypes.byref(o)))
-        return b"".join(pieces).decode()
-
-
-class ArchiveBuilder:
-    """Dump time: blocks allocated, pointer slots marked, roots named, then written to a file."""
-
-    def __init__(self, base=0, **fields):
-        s = Settings()
-        _check(lib.ms_settings_init_sized(ctypes.byref(s), ctypes.sizeof(s)))
-        for key, value in fields.items():
-            setattr(s, key, value)
-        self._handle = lib.ms_archive_begin(ctypes.byref(s), base)
-        if not self._handle:
-            _raise_last()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.discard()
-
-    def allocate(self, size, space=SPACE_NONCLASS):
-        p = lib.ms_archive_allocate(self._handle, space, size)
-        if not p:
-            _raise_last()
-        return p
-
-    def mark_pointer(self, slot):
-        _check(lib.ms_archive_mark_pointer(self._handle, slot))
-
-    def mark_narrow_class(self, slot):
-        _check(lib.ms_archive_mark_narrow_class(self._handle, slot))
-
-    def encode_class(self, klass):
-        return lib.ms_archive_encode_class(self._handle, klass)
-
-    def set_root(self, name, block):
-        _check(lib.ms_archive_set_root(self._handle, name.encode(), block))
-
-    def write(self, path):
-        _check(lib.ms_archive_write(self._handle, os.fsencode(path)))
-
-    def discard(self):
-        if self._handle:
-            handle, self._handle = self._handle, None
-            lib.ms_archive_discard(handle)

@@ -415,6 +415,12 @@ class Metaspace:
         Returns the new threshold (0: none)."""
         return lib.ms_gc_done(self._live())
 
+    def contains(self, address):
+        """True if address lies in address space this metaspace reserved (either space or the
+        archive)."""
+        address = _address(address)
+        return bool(lib.ms_contains(self._live(), address))
+
     def is_class_space(self, address):
         """True if address lies in the compressed class space."""
         address = _address(address)

@@ -235,6 +235,7 @@ FUNCTIONS = [
     ("ms_set_gc_threshold", None, [_P, _SZ, GC_CALLBACK, _P]),
     ("ms_gc_done", _SZ, [_P]),
     ("ms_is_class_space", ctypes.c_int, [_P, _P]),
+    ("ms_contains", ctypes.c_int, [_P, _P]),
     ("ms_encode_class", _U32, [_P, _P]),
     ("ms_decode_class", _P, [_P, _U32]),
     ("ms_class_space_base", _SZ, [_P]),

@@ -33,6 +33,8 @@ def test_allocate_write_free_and_stats():
         klass = loader.allocate(600, metaspace.SPACE_CLASS)
         assert ms.is_class_space(klass)
         assert not ms.is_class_space(blocks[0][0])
+        assert ms.contains(klass) and ms.contains(blocks[0][0])
+        assert not ms.contains(ctypes.addressof(ctypes.c_int(0)))
         loader.deallocate(*blocks[1])
         st = ms.stats()
         assert st.commit_granule_bytes == 16 * 1024

@@ -42,6 +42,7 @@ def _metaspace_calls(ms, klass):
         "gc_done": ms.gc_done,
         "set_gc_threshold": lambda: ms.set_gc_threshold(1 << 20, lambda m, c: None),
         "is_class_space": lambda: ms.is_class_space(klass),
+        "contains": lambda: ms.contains(klass),
         "is_archived": lambda: ms.is_archived(klass),
         "encode_class": lambda: ms.encode_class(klass),
         "decode_class": lambda: ms.decode_class(1),

@@ -278,6 +278,7 @@ extern "C" {
     pub fn ms_class_shift(ms: *const ms_metaspace_t) -> c_uint;
     pub fn ms_narrow_class_bits(ms: *const ms_metaspace_t) -> c_uint;
     pub fn ms_is_class_space(ms: *const ms_metaspace_t, p: *const c_void) -> c_int;
+    pub fn ms_contains(ms: *const ms_metaspace_t, p: *const c_void) -> c_int;
 
     pub fn ms_set_gc_threshold(ms: *mut ms_metaspace_t, bytes: usize, cb: ms_gc_callback_t,
                                user: *mut c_void);

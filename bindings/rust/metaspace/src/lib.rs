@@ -598,6 +598,11 @@ impl Metaspace {
         unsafe { sys::ms_is_class_space(self.as_raw(), p as *const c_void) != 0 }
     }
 
+    /// Whether `p` lies in address space this metaspace reserved (either space or the archive).
+    pub fn contains(&self, p: *const u8) -> bool {
+        unsafe { sys::ms_contains(self.as_raw(), p as *const c_void) != 0 }
+    }
+
     /// The narrow class pointer of a class-space block (0 for NULL).
     pub fn encode_class(&self, p: *const u8) -> u32 {
         unsafe { sys::ms_encode_class(self.as_raw(), p as *const c_void) }

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# HotSpot's own metaspace tests on the built VM (build.sh), with its own metaspace (off) and with
+# libmetaspace (on): the same libjvm.so, the flag the only difference. Prints one line per test
+# and the totals; the reports stay in WORK/jtreg-MODE.
+#
+#   integrations/hotspot/jtreg.sh [WORK] [off|on|both] [TEST...]
+#
+# TEST defaults to the metaspace groups below (paths under test/hotspot/jtreg of the source).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+work=${1:-${MS_HOTSPOT_WORK:-$HOME/.cache/libmetaspace-hotspot}}
+modes=${2:-both}
+shift $(( $# < 2 ? $# : 2 ))
+work=$(cd "$work" && pwd)
+T=$work/jdk17/test/hotspot/jtreg
+tests=("$@")
+if [ ${#tests[@]} -eq 0 ]; then
+  tests=(runtime/Metaspace gc/metaspace runtime/ClassUnload gc/class_unloading
+         runtime/CompressedOops vmTestbase/metaspace)
+fi
+[ "$modes" = both ] && modes="off on"
+command -v jtreg >/dev/null || { echo "jtreg.sh: jtreg not found (apt-get install jtreg7)" >&2; exit 1; }
+
+for mode in $modes; do
+  opts=(-vmoption:-Xshare:off)
+  [ "$mode" = on ] && opts+=(-vmoption:-XX:+UseLibMetaspace)
+  out=$work/jtreg-$mode
+  rm -rf "$out"
+  mkdir -p "$out"
+  start=$(date +%s)
+  echo "== jtreg, flag $mode: ${tests[*]}"
+  (cd "$T" && jtreg -jdk:"$work/jdk" -w:"$out/work" -r:"$out/report" -v:summary -conc:1 \
+     -timeoutFactor:4 "${opts[@]}" "${tests[@]}" > "$out/summary.txt" 2>&1) || true
+  secs=$(( $(date +%s) - start ))
+  "$here/jtreg_table.py" "$out" --seconds "$secs" | tee "$out/table.txt"
+done

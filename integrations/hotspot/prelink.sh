@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds libmetaspace for linking into libjvm.so: a release static library, prelinked into one
+# object whose only global symbols are the C API (ms_*). HotSpot's own metaspace lives in a C++
+# namespace called `metaspace` too; with every other symbol local, the two never meet at link time.
+#   prelink.sh REPO OUT   (OUT/include, OUT/libmetaspace_hotspot.o)
+set -euo pipefail
+repo=$(cd "$1" && pwd)
+out=$2
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+build="$out/build"
+cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMETASPACE_TESTS=OFF \
+  -DMETASPACE_LAB=OFF -DMETASPACE_BENCH=OFF -DMETASPACE_FAULT_INJECTION=OFF \
+  -DCMAKE_CXX_COMPILER_LAUNCHER="$(command -v ccache || true)" >/dev/null
+cmake --build "$build" --target metaspace -j2
+ld -r --whole-archive "$build/libmetaspace.a" -o "$build/archive.o"
+# HotSpot's build refuses objects that call the global operator new/delete: the library's calls go
+# to malloc-based ones of its own (operator_new.cpp), renamed to libms_hs_<mangled name>.
+here=$(cd "$(dirname "$0")" && pwd)
+renames=()
+for sym in $(nm -u "$build/archive.o" | awk '{print $2}' | grep -E '^_Z(nw|na|dl|da)' || true); do
+  grep -q "libms_hs_${sym}(" "$here/operator_new.cpp" || {
+    echo "prelink: the library calls $sym, which operator_new.cpp does not provide" >&2; exit 1; }
+  renames+=(--redefine-sym "$sym=libms_hs_$sym")
+done
+objcopy "${renames[@]}" "$build/archive.o" "$build/renamed.o"
+c++ -O2 -fPIC -c "$here/operator_new.cpp" -o "$build/operator_new.o"
+ld -r "$build/renamed.o" "$build/operator_new.o" -o "$build/prelinked.o"
+nm -g --defined-only "$build/prelinked.o" | awk '$3 ~ /^ms_/ {print $3}' | sort -u > "$build/api.syms"
+[ -s "$build/api.syms" ] || { echo "prelink: no ms_* symbols in the archive" >&2; exit 1; }
+# The exception personality references (hidden, weak) stay global too: the static libstdc++
+# that libjvm.so links needs one definition of them, and only this object uses exceptions.
+nm -g --defined-only "$build/prelinked.o" | awk '$3 ~ /^DW\.ref\./ {print $3}' > "$build/keep.syms"
+cat "$build/api.syms" >> "$build/keep.syms"
+objcopy --keep-global-symbols="$build/keep.syms" "$build/prelinked.o" "$out/libmetaspace_hotspot.o.new"
+mv "$out/libmetaspace_hotspot.o.new" "$out/libmetaspace_hotspot.o"
+rm -rf "$out/include" && cp -r "$repo/include" "$out/include"
+echo "prelink: $(wc -l < "$build/api.syms") API symbols global in $out/libmetaspace_hotspot.o"

@@ -1,0 +1,3 @@
+package payload;
+
+public enum Kind { ROUND, ANGULAR }

@@ -80,3 +80,17 @@ sweep: deps release
 
 clean:
 	rm -rf $(BUILD) $(RESULTS)
+
+# HotSpot 17 with libmetaspace behind -XX:+UseLibMetaspace (integrations/hotspot): too long for
+# `make test` (about 25 minutes the first time). HOTSPOT_WORK holds source, build and JDK.
+HOTSPOT_WORK ?= $(HOME)/.cache/libmetaspace-hotspot
+.PHONY: hotspot hotspot-check
+hotspot:
+	integrations/hotspot/build.sh $(HOTSPOT_WORK)
+
+# Our checks, HotSpot's metaspace tests with the flag off and on, and the real programs.
+hotspot-check:
+	integrations/hotspot/tests/run.sh $(HOTSPOT_WORK)
+	integrations/hotspot/jtreg.sh $(HOTSPOT_WORK) both
+	integrations/hotspot/jtreg_table.py $(HOTSPOT_WORK)/jtreg-off $(HOTSPOT_WORK)/jtreg-on
+	integrations/hotspot/compare.py --jdk $(HOTSPOT_WORK)/jdk --src $(HOTSPOT_WORK)/jdk17 --out results/hotspot

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Our own checks of the built VM (build.sh): the report through jcmd, the memory pools against the
+# library's figures, and OutOfMemoryError at the cap and at a full class space, with the flag on.
+#   integrations/hotspot/tests/run.sh [WORK]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+work=${1:-${MS_HOTSPOT_WORK:-$HOME/.cache/libmetaspace-hotspot}}
+jdk=${JDK_UNDER_TEST:-$work/jdk}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$jdk/bin/javac" -J-Xshare:off -d "$tmp/payload" "$here"/../programs/payload/*.java
+"$jdk/bin/javac" -J-Xshare:off -d "$tmp/checks" "$here/LibMetaspaceChecks.java"
+java=("$jdk/bin/java" -Xshare:off -XX:+UseLibMetaspace -cp "$tmp/checks" LibMetaspaceChecks)
+passed=0 failed=0
+expect() {  # NAME PATTERN COMMAND...
+  local name=$1 pattern=$2
+  shift 2
+  local out
+  out=$("$@" 2>&1) || true
+  if grep -qE "$pattern" <<<"$out"; then
+    echo "PASS $name"
+    passed=$((passed + 1))
+  else
+    echo "FAIL $name"
+    sed 's/^/    /' <<<"$out" | tail -n 30
+    failed=$((failed + 1))
+  fi
+}
+expect "jcmd VM.metaspace prints the library's report" '^PASS report' "${java[@]}" report "$tmp/payload"
+expect "memory pools show the library's figures" '^PASS mxbean' "${java[@]}" mxbean "$tmp/payload"
+expect "OutOfMemoryError: Metaspace at MaxMetaspaceSize" 'OutOfMemoryError: Metaspace' \
+  "$jdk/bin/java" -Xshare:off -XX:+UseLibMetaspace -XX:MaxMetaspaceSize=24m -cp "$tmp/checks" LibMetaspaceChecks oom "$tmp/payload"
+expect "OutOfMemoryError: Compressed class space when it is full" 'OutOfMemoryError: Compressed class space' \
+  "$jdk/bin/java" -Xshare:off -XX:+UseLibMetaspace -XX:CompressedClassSpaceSize=4m -cp "$tmp/checks" LibMetaspaceChecks oom "$tmp/payload"
+expect "-Xshare:on is refused with the reason" 'does not map the CDS archive' \
+  "$jdk/bin/java" -Xshare:on -XX:+UseLibMetaspace -version
+expect "-Xshare:auto runs without sharing" 'mixed mode\)' \
+  "$jdk/bin/java" -Xshare:auto -XX:+UseLibMetaspace -version
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -107,15 +107,20 @@ if ! (cd "$SRC" && make hotspot JOBS="$jobs" LOG=warn LIBMETASPACE_HOME="$work/l
 fi
 echo "built in $(( $(date +%s) - start )) s: $BUILT"
 
-# 7. Install into the JDK copy and check both metaspaces of the one binary.
-cp "$BUILT" "$work/jdk/lib/server/libjvm.so"
-"$work/jdk/bin/java" -Xshare:off -version 2>&1 | sed 's/^/  off: /'
-"$work/jdk/bin/java" -XX:+UseLibMetaspace -Xshare:off -version 2>&1 | sed 's/^/  on:  /'
+# 7. Install into the JDK copy, dump its CDS archive with the built VM (the packaged archive
+#    belongs to the packaged VM; both metaspaces map this one), and check both.
+if ! cmp -s "$BUILT" "$work/jdk/lib/server/libjvm.so"; then
+  cp "$BUILT" "$work/jdk/lib/server/libjvm.so"
+  "$work/jdk/bin/java" -Xshare:dump > "$work/cds-dump.log" 2>&1 ||
+    { tail -n 20 "$work/cds-dump.log"; exit 1; }
+fi
+"$work/jdk/bin/java" -version 2>&1 | sed 's/^/  off: /'
+"$work/jdk/bin/java" -XX:+UseLibMetaspace -version 2>&1 | sed 's/^/  on:  /'
 cat <<EOF
 
 Run it:
-  $work/jdk/bin/java -XX:+UseLibMetaspace -Xshare:off ...      (libmetaspace)
-  $work/jdk/bin/java -Xshare:off ...                           (HotSpot's own metaspace)
+  $work/jdk/bin/java -XX:+UseLibMetaspace ...      (libmetaspace)
+  $work/jdk/bin/java ...                           (HotSpot's own metaspace)
 HotSpot's tests, flag off and on:  integrations/hotspot/jtreg.sh $work
 Real programs side by side:        integrations/hotspot/compare.py --jdk $work/jdk
 EOF

@@ -11,8 +11,8 @@ one figure per program and OUT/index.html.
 
 Programs: `java -version` (start-up), javac compiling java.util of the JDK's own source, a scripted
 jshell session, and ClassChurn (programs/ClassChurn.java: loaders created and dropped in waves,
-with lambdas and reflection). Both modes run with -Xshare:off (the flag does not map the CDS
-archive, so the comparison leaves it out for both).
+with lambdas and reflection). Both modes map the JDK's CDS archive (dumped by build.sh with the
+built VM).
 """
 import argparse
 import html
@@ -137,9 +137,9 @@ def build_churn(jdk, work):
     churn = work / "churn"
     shutil.rmtree(churn, ignore_errors=True)
     javac = str(jdk / "bin" / "javac")
-    subprocess.run([javac, "-J-Xshare:off", "-d", str(churn / "payload"),
+    subprocess.run([javac, "-d", str(churn / "payload"),
                     *map(str, sorted((HERE / "programs/payload").glob("*.java")))], check=True)
-    subprocess.run([javac, "-J-Xshare:off", "-d", str(churn / "driver"),
+    subprocess.run([javac, "-d", str(churn / "driver"),
                     str(HERE / "programs/ClassChurn.java")], check=True)
 
 
@@ -166,7 +166,7 @@ def measure(progs, work, runs, only):
                 logdir = work / "logs" / f"{re.sub('[^a-z]+', '-', name.lower())}-{mode}-{r}"
                 shutil.rmtree(logdir, ignore_errors=True)
                 logdir.mkdir(parents=True)
-                vm = ["-Xshare:off", f"-Xlog:gc+metaspace,class+load,class+unload:file={logdir}/%p.log"]
+                vm = [f"-Xlog:gc+metaspace,class+load,class+unload:file={logdir}/%p.log"]
                 if mode == "on":
                     vm.insert(0, FLAG)
                 cmd, stdin_text = make(vm)

@@ -23,7 +23,7 @@ fi
 command -v jtreg >/dev/null || { echo "jtreg.sh: jtreg not found (apt-get install jtreg7)" >&2; exit 1; }
 
 for mode in $modes; do
-  opts=(-vmoption:-Xshare:off)
+  opts=()
   [ "$mode" = on ] && opts+=(-vmoption:-XX:+UseLibMetaspace)
   out=$work/jtreg-$mode
   rm -rf "$out"
@@ -31,7 +31,7 @@ for mode in $modes; do
   start=$(date +%s)
   echo "== jtreg, flag $mode: ${tests[*]}"
   (cd "$T" && jtreg -jdk:"$work/jdk" -w:"$out/work" -r:"$out/report" -v:summary -conc:1 \
-     -timeoutFactor:4 "${opts[@]}" "${tests[@]}" > "$out/summary.txt" 2>&1) || true
+     -timeoutFactor:4 ${opts[@]+"${opts[@]}"} "${tests[@]}" > "$out/summary.txt" 2>&1) || true
   secs=$(( $(date +%s) - start ))
   "$here/jtreg_table.py" "$out" --seconds "$secs" | tee "$out/table.txt"
 done

@@ -8,6 +8,9 @@ from /proc, wall time, and classes loaded / unloaded. Writes OUT/compare.json, O
 one figure per program and OUT/index.html.
 
     integrations/hotspot/compare.py --jdk WORK/jdk --src WORK/jdk17 [--out DIR] [--runs 3]
+    integrations/hotspot/compare.py --jdk WORK/jdk [--out DIR] -- -cp app.jar Main ARGS...
+
+The second form runs your own program (java's arguments after --) instead of the built-in ones.
 
 Programs: `java -version` (start-up), javac compiling java.util of the JDK's own source, a scripted
 jshell session, and ClassChurn (programs/ClassChurn.java: loaders created and dropped in waves,
@@ -115,8 +118,10 @@ def parse_logs(logdir):
     return gcs, loaded, unloaded
 
 
-def programs(jdk, src, work):
+def programs(jdk, src, work, custom):
     java, javac, jshell = (str(jdk / "bin" / t) for t in ("java", "javac", "jshell"))
+    if custom:
+        return {" ".join(custom)[:40]: lambda vm: ([java, *vm, *custom], None)}
     util = src / "src/java.base/share/classes"
     churn = work / "churn"
     return {
@@ -278,18 +283,23 @@ def main():
     ensure_matplotlib()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--jdk", required=True, type=pathlib.Path, help="the JDK whose libjvm.so build.sh made")
-    ap.add_argument("--src", required=True, type=pathlib.Path, help="the HotSpot source folder (for javac's input)")
+    ap.add_argument("--src", type=pathlib.Path, help="the HotSpot source folder (for javac's input)")
     ap.add_argument("--out", type=pathlib.Path, default=pathlib.Path("results/hotspot"))
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", action="append", help="run only this program (repeatable)")
+    ap.add_argument("program", nargs="*", help="after --: java's arguments for a program of your own")
     a = ap.parse_args()
+    if not a.program and a.src is None:
+        ap.error("--src is needed for the built-in programs (or give your own after --)")
     a.out.mkdir(parents=True, exist_ok=True)
     info = machine()
     info["runs"] = a.runs
     with tempfile.TemporaryDirectory(prefix="ms-hotspot-") as tmp:
         work = pathlib.Path(tmp)
-        build_churn(a.jdk, work)
-        results = measure(programs(a.jdk.resolve(), a.src.resolve(), work), work, a.runs, a.only)
+        if not a.program:
+            build_churn(a.jdk, work)
+        src = a.src.resolve() if a.src else None
+        results = measure(programs(a.jdk.resolve(), src, work, a.program), work, a.runs, a.only)
     info["load_after"] = round(os.getloadavg()[0], 2)
     rows = summarize(results)
     text = table(rows, info)

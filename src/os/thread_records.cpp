@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "common/mutex.hpp"
 #include "os/os_memory.hpp"
 
 namespace metaspace {
@@ -17,7 +18,7 @@ constexpr size_t kStaticRecords = 256;
 
 // Every record ever made is here or held by a live thread. Under g_lock: the free list, the
 // static block's next unused record, the page being carved.
-std::mutex g_lock;
+Mutex g_lock;
 ThreadRecord g_static_records[kStaticRecords];
 size_t g_static_used = 0;
 ThreadRecord* g_free = nullptr;
@@ -34,7 +35,7 @@ constinit thread_local char t_fallback __attribute__((tls_model("initial-exec"))
 size_t records_per_page() { return os::page_size() / sizeof(ThreadRecord); }
 
 void give_back(ThreadRecord* r) {
-  std::lock_guard<std::mutex> guard(g_lock);
+  std::lock_guard<Mutex> guard(g_lock);
   r->next_free = g_free;
   g_free = r;
 }
@@ -66,7 +67,7 @@ ExitKey& exit_key() {
 }
 
 ThreadRecord* take_record() {
-  std::lock_guard<std::mutex> guard(g_lock);
+  std::lock_guard<Mutex> guard(g_lock);
   if (g_free != nullptr) {
     ThreadRecord* r = g_free;
     g_free = r->next_free;
@@ -115,6 +116,7 @@ void lock_thread_records() { g_lock.lock(); }
 void unlock_thread_records() { g_lock.unlock(); }
 
 void for_each_thread_record_locked(void (*f)(ThreadRecord&)) {
+  MS_ASSERT_LOCKED(g_lock);
   for (size_t i = 0; i < g_static_used; i++) f(g_static_records[i]);
   for (ThreadRecord* page = g_pages; page != nullptr; page = page->next_free) {
     // The page being carved: its used part. Its first record links the pages.
@@ -125,6 +127,7 @@ void for_each_thread_record_locked(void (*f)(ThreadRecord&)) {
 }
 
 void end_other_threads_locked() {
+  MS_ASSERT_LOCKED(g_lock);
   g_free = nullptr;
   for_each_thread_record_locked([](ThreadRecord& r) {
     if (&r == t_thread_record) return;

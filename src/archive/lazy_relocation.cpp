@@ -17,6 +17,7 @@
 
 #include "archive/archive_format.hpp"
 #include "common/assert.hpp"
+#include "common/verify.hpp"
 
 namespace metaspace::archive {
 
@@ -219,6 +220,30 @@ bool LazyRelocation::copy_in(uintptr_t dst, const unsigned char* src, size_t byt
 void LazyRelocation::fill_all() {
   std::vector<unsigned char> buffer(kClusterBytes);
   for (uintptr_t offset = 0; offset < r_.bytes; offset += kClusterBytes) (void)fill_cluster(r_.range + offset, buffer.data());
+}
+
+bool LazyRelocation::verify() const {
+  MS_VERIFY(r_.range % kPageBytes == 0 && r_.bytes % kPageBytes == 0 && r_.bytes > 0,
+            "lazy relocation of %#zx, %zu bytes: not whole pages", static_cast<size_t>(r_.range),
+            r_.bytes);
+  MS_VERIFY(r_.pointer_bits != nullptr && r_.low <= r_.high,
+            "lazy relocation of %#zx: no pointer bits, or marked values [%#llx, %#llx)",
+            static_cast<size_t>(r_.range), static_cast<unsigned long long>(r_.low),
+            static_cast<unsigned long long>(r_.high));
+  MS_VERIFY(uffd_ >= 0 && stop_[0] >= 0 && stop_[1] >= 0 && source_ != nullptr &&
+                buffer_.size() == kClusterBytes && process_ != 0,
+            "lazy relocation of %#zx: descriptor %d, stop pipe %d/%d, source %p, buffer of %zu "
+            "bytes, process %d",
+            static_cast<size_t>(r_.range), uffd_, stop_[0], stop_[1], (const void*)source_,
+            buffer_.size(), static_cast<int>(process_));
+  bool tracked = false;
+  {
+    std::lock_guard guard(live_lock());
+    tracked = std::find(live().begin(), live().end(), this) != live().end();
+  }
+  MS_VERIFY(tracked, "lazy relocation of %#zx is not on the fork handler's list",
+            static_cast<size_t>(r_.range));
+  return true;
 }
 
 }  // namespace metaspace::archive

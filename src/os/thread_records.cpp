@@ -5,6 +5,8 @@
 #include <mutex>
 
 #include "common/mutex.hpp"
+#include "common/units.hpp"
+#include "common/verify.hpp"
 #include "os/os_memory.hpp"
 
 namespace metaspace {
@@ -137,6 +139,53 @@ void end_other_threads_locked() {
     g_free = &r;
   });
   g_exits.fetch_add(1, std::memory_order_release);
+}
+
+namespace {
+
+// Whether r is a record carved so far: in the static block's used part, or in a page's carved
+// part (not its first record, which links the pages). Caller holds the lock.
+bool carved(const ThreadRecord* r) {
+  if (r >= g_static_records && r < g_static_records + g_static_used) return true;
+  for (ThreadRecord* page = g_pages; page != nullptr; page = page->next_free) {
+    ThreadRecord* end = page + records_per_page() == g_page_end ? g_page_next
+                                                                : page + records_per_page();
+    if (r > page && r < end) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool verify_thread_records() {
+  std::lock_guard<Mutex> guard(g_lock);
+  MS_VERIFY(g_static_used <= kStaticRecords, "%zu static records used of %zu", g_static_used,
+            kStaticRecords);
+  size_t carved_records = g_static_used;
+  for (ThreadRecord* page = g_pages; page != nullptr; page = page->next_free) {
+    MS_VERIFY(is_aligned(page, os::page_size()), "records page %p is not page-aligned",
+              (void*)page);
+    MS_VERIFY(g_static_used == kStaticRecords, "records page %p mapped before the static block "
+              "was used up (%zu of %zu)", (void*)page, g_static_used, kStaticRecords);
+    carved_records += (page == g_pages ? static_cast<size_t>(g_page_next - page)
+                                       : records_per_page()) - 1;
+  }
+  MS_VERIFY(g_pages == nullptr ? g_page_next == nullptr && g_page_end == nullptr
+                               : g_page_end == g_pages + records_per_page() &&
+                                     g_page_next > g_pages && g_page_next <= g_page_end,
+            "the page being carved (%p) and its next record %p, end %p disagree", (void*)g_pages,
+            (void*)g_page_next, (void*)g_page_end);
+  size_t free_records = 0;
+  for (const ThreadRecord* r = g_free; r != nullptr; r = r->next_free) {
+    MS_VERIFY(++free_records <= carved_records,
+              "the free list is longer than the %zu records carved (a cycle?)", carved_records);
+    MS_VERIFY(carved(r), "free record %p was never carved", (const void*)r);
+    MS_VERIFY(r->inside.load(std::memory_order_relaxed) == 0,
+              "free record %p is inside the library %u times", (const void*)r,
+              r->inside.load(std::memory_order_relaxed));
+    MS_VERIFY(r != t_thread_record, "the calling thread's record %p is free", (const void*)r);
+  }
+  return true;
 }
 
 }  // namespace metaspace

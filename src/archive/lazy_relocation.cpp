@@ -18,6 +18,7 @@
 #include "archive/archive_format.hpp"
 #include "common/assert.hpp"
 #include "common/verify.hpp"
+#include "os/os_memory.hpp"
 
 namespace metaspace::archive {
 
@@ -81,22 +82,21 @@ std::unique_ptr<LazyRelocation> LazyRelocation::start(const LazyRelocationReques
     *why_not = why("UFFDIO_API refused");
     return nullptr;
   }
-  void* source = mmap(nullptr, r.bytes, PROT_READ, MAP_SHARED, r.fd, static_cast<off_t>(r.file_offset));
-  if (source == MAP_FAILED) {
-    *why_not = why("mmap of the file's regions failed");
+  const char* source = nullptr;
+  if (os::map_file_read_only(r.bytes, r.fd, r.file_offset, &source) != MS_OK) {
+    *why_not = std::string("mmap of the file's regions failed: ") + ms_last_error_text();
     return nullptr;
   }
-  l->source_ = static_cast<const unsigned char*>(source);
+  l->source_ = reinterpret_cast<const unsigned char*>(source);
   if (pipe2(l->stop_, O_CLOEXEC) != 0) {
     *why_not = why("pipe2 failed");
     return nullptr;
   }
   // From here the range changes: anonymous, empty until filled. If registering fails the file's
   // pages are mapped back, so the caller relocates eagerly from the same state as before.
-  void* regions = reinterpret_cast<void*>(r.range);
-  if (mmap(regions, r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) ==
-      MAP_FAILED) {
-    *why_not = why("mmap of the anonymous regions failed");
+  char* regions = reinterpret_cast<char*>(r.range);
+  if (os::map_anonymous_over(regions, r.bytes) != MS_OK) {
+    *why_not = std::string("mmap of the anonymous regions failed: ") + ms_last_error_text();
     return nullptr;
   }
   uffdio_register reg{};
@@ -105,9 +105,8 @@ std::unique_ptr<LazyRelocation> LazyRelocation::start(const LazyRelocationReques
   reg.mode = UFFDIO_REGISTER_MODE_MISSING;
   if (ioctl(l->uffd_, UFFDIO_REGISTER, &reg) != 0) {
     *why_not = why("UFFDIO_REGISTER refused");
-    if (mmap(regions, r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, r.fd, static_cast<off_t>(r.file_offset)) ==
-        MAP_FAILED) {
-      *why_not += "; " + why("mapping the file back failed");
+    if (os::map_file_over(regions, r.bytes, r.fd, r.file_offset) != MS_OK) {
+      *why_not += std::string("; mapping the file back failed: ") + ms_last_error_text();
     }
     return nullptr;
   }
@@ -123,7 +122,7 @@ std::unique_ptr<LazyRelocation> LazyRelocation::start(const LazyRelocationReques
     // Closing the descriptor unregisters the range; map the file back over it.
     close(l->uffd_);
     l->uffd_ = -1;
-    (void)mmap(regions, r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, r.fd, static_cast<off_t>(r.file_offset));
+    (void)os::map_file_over(regions, r.bytes, r.fd, r.file_offset);
     return nullptr;
   }
   track(l.get());
@@ -148,7 +147,7 @@ LazyRelocation::~LazyRelocation() {
   for (int fd : stop_)
     if (fd >= 0) close(fd);
   if (uffd_ >= 0) close(uffd_);
-  if (source_ != nullptr) munmap(const_cast<unsigned char*>(source_), r_.bytes);
+  if (source_ != nullptr) (void)os::release(reinterpret_cast<char*>(const_cast<unsigned char*>(source_)), r_.bytes);
 }
 
 size_t LazyRelocation::clusters_filled() const { return clusters_filled_.load(std::memory_order_relaxed); }

@@ -6,7 +6,7 @@ LAB        := $(BUILD)/release/tools/lab/metaspace-lab
 RESULTS    := results
 PREFIX     := $(CURDIR)/$(BUILD)/install
 
-.PHONY: run test deps release debug tsan example bindings bench fuzz sweep clean
+.PHONY: run test deps hooks release debug tsan example bindings bench fuzz sweep clean
 
 run: deps release
 	$(LAB) compare interleaved --spike --out $(RESULTS)
@@ -20,15 +20,26 @@ test: deps release debug tsan example bindings
 deps:
 	@scripts/install-deps.sh
 
-release:
+# In a git checkout of this repository, Git runs scripts/hooks/commit-msg on every commit (the
+# subject convention of CONTRIBUTING.md). Every build target depends on this; outside a checkout
+# (a source tarball, a copy inside another repository) it does nothing.
+hooks:
+	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && \
+	    [ -z "$$(git rev-parse --show-prefix)" ] && \
+	    [ "$$(git config --get core.hooksPath)" != scripts/hooks ]; then \
+	  git config core.hooksPath scripts/hooks && \
+	  echo "hooks: core.hooksPath = scripts/hooks (commit-msg checks subjects: CONTRIBUTING.md)"; \
+	fi
+
+release: hooks
 	cmake --preset release >/dev/null
 	cmake --build --preset release
 
-debug:
+debug: hooks
 	cmake --preset debug >/dev/null
 	cmake --build --preset debug
 
-tsan:
+tsan: hooks
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan --target concurrency_tests
 
@@ -71,7 +82,7 @@ bench: deps release
 # The API fuzzer for a release: 10 minutes by default (FUZZ_SECONDS=...), not part of `make test`
 # (CI runs it for 60 s there).
 FUZZ_SECONDS ?= 600
-fuzz: deps
+fuzz: deps hooks
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 # Every fault point of every configuration failed in turn (CI samples the checked and capped ones).

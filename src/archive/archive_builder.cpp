@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "common/verify.hpp"
+#include "os/os_memory.hpp"
 
 namespace metaspace::archive {
 
@@ -55,14 +56,7 @@ std::unique_ptr<ArchiveBuilder> ArchiveBuilder::create(const BuilderConfig& conf
   std::unique_ptr<ArchiveBuilder> b(new ArchiveBuilder(config));
   b->shift_ = log2_of_power_of_2(config.class_alignment_bytes);
   for (Buffer& buf : b->buffers_) {
-    void* p = mmap(nullptr, config.region_capacity_bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) {
-      fail(MS_ERR_RESERVE_FAILED, "archive builder: %zu bytes of address space: %s",
-           config.region_capacity_bytes, strerror(errno));
-      return nullptr;
-    }
-    buf.base = static_cast<char*>(p);
+    if (os::map_read_write(config.region_capacity_bytes, &buf.base) != MS_OK) return nullptr;
     buf.capacity = config.region_capacity_bytes;
   }
   return b;
@@ -71,7 +65,7 @@ std::unique_ptr<ArchiveBuilder> ArchiveBuilder::create(const BuilderConfig& conf
 ArchiveBuilder::~ArchiveBuilder() {
   magic_ = 0;
   for (Buffer& buf : buffers_) {
-    if (buf.base != nullptr) munmap(buf.base, buf.capacity);
+    if (buf.base != nullptr) (void)os::release(buf.base, buf.capacity);
   }
 }
 

@@ -160,11 +160,10 @@ std::unique_ptr<ArchiveMapping> ArchiveMapping::map(const MapRequest& r) {
   m->base_ = reinterpret_cast<uintptr_t>(range);
   m->delta_ = static_cast<intptr_t>(m->base_ - h.requested_base);
   // From here the destructor gives the range back on any refusal: nothing stays half-mapped.
-  void* mapped = mmap(range, h.file_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
-                      file.fd, 0);
-  if (mapped == MAP_FAILED) {
+  if (os::map_file_over(range, h.file_bytes, file.fd, 0) != MS_OK) {
+    std::string why = ms_last_error_text();
     fail(MS_ERR_ARCHIVE_IO, "archive %s: mmap of %llu bytes failed: %s", r.path,
-         static_cast<unsigned long long>(h.file_bytes), strerror(errno));
+         static_cast<unsigned long long>(h.file_bytes), why.c_str());
     return nullptr;
   }
   if (after_map_hook != nullptr) after_map_hook(r.path);
@@ -294,11 +293,9 @@ bool ArchiveMapping::try_lazy(const MapRequest& request, int fd) {
 bool ArchiveMapping::relocate_eagerly() {
   const Header& h = header();
   relocation_ = MS_ARCHIVE_RELOCATE_EAGER;
-#ifdef MADV_POPULATE_WRITE
   // Relocation writes nearly every page of the regions (copy-on-write): one call faults them all
   // in, rather than one trap per page. Only a hint: on failure (older kernels) the writes fault.
-  (void)madvise(reinterpret_cast<void*>(base_ + data_begin(h)), data_end(h) - data_begin(h), MADV_POPULATE_WRITE);
-#endif
+  (void)os::populate_for_write(reinterpret_cast<char*>(base_ + data_begin(h)), data_end(h) - data_begin(h));
   const uint64_t low = h.requested_base + data_begin(h), high = h.requested_base + data_end(h);
   const auto* pbits = reinterpret_cast<const uint64_t*>(base_ + h.pointer_bitmap.offset);
   auto* words = reinterpret_cast<uint64_t*>(base_ + data_begin(h));

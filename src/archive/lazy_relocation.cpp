@@ -17,6 +17,8 @@
 
 #include "archive/archive_format.hpp"
 #include "common/assert.hpp"
+#include "common/verify.hpp"
+#include "os/os_memory.hpp"
 
 namespace metaspace::archive {
 
@@ -80,22 +82,21 @@ std::unique_ptr<LazyRelocation> LazyRelocation::start(const LazyRelocationReques
     *why_not = why("UFFDIO_API refused");
     return nullptr;
   }
-  void* source = mmap(nullptr, r.bytes, PROT_READ, MAP_SHARED, r.fd, static_cast<off_t>(r.file_offset));
-  if (source == MAP_FAILED) {
-    *why_not = why("mmap of the file's regions failed");
+  const char* source = nullptr;
+  if (os::map_file_read_only(r.bytes, r.fd, r.file_offset, &source) != MS_OK) {
+    *why_not = std::string("mmap of the file's regions failed: ") + ms_last_error_text();
     return nullptr;
   }
-  l->source_ = static_cast<const unsigned char*>(source);
+  l->source_ = reinterpret_cast<const unsigned char*>(source);
   if (pipe2(l->stop_, O_CLOEXEC) != 0) {
     *why_not = why("pipe2 failed");
     return nullptr;
   }
   // From here the range changes: anonymous, empty until filled. If registering fails the file's
   // pages are mapped back, so the caller relocates eagerly from the same state as before.
-  void* regions = reinterpret_cast<void*>(r.range);
-  if (mmap(regions, r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) ==
-      MAP_FAILED) {
-    *why_not = why("mmap of the anonymous regions failed");
+  char* regions = reinterpret_cast<char*>(r.range);
+  if (os::map_anonymous_over(regions, r.bytes) != MS_OK) {
+    *why_not = std::string("mmap of the anonymous regions failed: ") + ms_last_error_text();
     return nullptr;
   }
   uffdio_register reg{};
@@ -104,9 +105,8 @@ std::unique_ptr<LazyRelocation> LazyRelocation::start(const LazyRelocationReques
   reg.mode = UFFDIO_REGISTER_MODE_MISSING;
   if (ioctl(l->uffd_, UFFDIO_REGISTER, &reg) != 0) {
     *why_not = why("UFFDIO_REGISTER refused");
-    if (mmap(regions, r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, r.fd, static_cast<off_t>(r.file_offset)) ==
-        MAP_FAILED) {
-      *why_not += "; " + why("mapping the file back failed");
+    if (os::map_file_over(regions, r.bytes, r.fd, r.file_offset) != MS_OK) {
+      *why_not += std::string("; mapping the file back failed: ") + ms_last_error_text();
     }
     return nullptr;
   }
@@ -122,7 +122,7 @@ std::unique_ptr<LazyRelocation> LazyRelocation::start(const LazyRelocationReques
     // Closing the descriptor unregisters the range; map the file back over it.
     close(l->uffd_);
     l->uffd_ = -1;
-    (void)mmap(regions, r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, r.fd, static_cast<off_t>(r.file_offset));
+    (void)os::map_file_over(regions, r.bytes, r.fd, r.file_offset);
     return nullptr;
   }
   track(l.get());
@@ -147,7 +147,7 @@ LazyRelocation::~LazyRelocation() {
   for (int fd : stop_)
     if (fd >= 0) close(fd);
   if (uffd_ >= 0) close(uffd_);
-  if (source_ != nullptr) munmap(const_cast<unsigned char*>(source_), r_.bytes);
+  if (source_ != nullptr) (void)os::release(reinterpret_cast<char*>(const_cast<unsigned char*>(source_)), r_.bytes);
 }
 
 size_t LazyRelocation::clusters_filled() const { return clusters_filled_.load(std::memory_order_relaxed); }
@@ -219,6 +219,30 @@ bool LazyRelocation::copy_in(uintptr_t dst, const unsigned char* src, size_t byt
 void LazyRelocation::fill_all() {
   std::vector<unsigned char> buffer(kClusterBytes);
   for (uintptr_t offset = 0; offset < r_.bytes; offset += kClusterBytes) (void)fill_cluster(r_.range + offset, buffer.data());
+}
+
+bool LazyRelocation::verify() const {
+  MS_VERIFY(r_.range % kPageBytes == 0 && r_.bytes % kPageBytes == 0 && r_.bytes > 0,
+            "lazy relocation of %#zx, %zu bytes: not whole pages", static_cast<size_t>(r_.range),
+            r_.bytes);
+  MS_VERIFY(r_.pointer_bits != nullptr && r_.low <= r_.high,
+            "lazy relocation of %#zx: no pointer bits, or marked values [%#llx, %#llx)",
+            static_cast<size_t>(r_.range), static_cast<unsigned long long>(r_.low),
+            static_cast<unsigned long long>(r_.high));
+  MS_VERIFY(uffd_ >= 0 && stop_[0] >= 0 && stop_[1] >= 0 && source_ != nullptr &&
+                buffer_.size() == kClusterBytes && process_ != 0,
+            "lazy relocation of %#zx: descriptor %d, stop pipe %d/%d, source %p, buffer of %zu "
+            "bytes, process %d",
+            static_cast<size_t>(r_.range), uffd_, stop_[0], stop_[1], (const void*)source_,
+            buffer_.size(), static_cast<int>(process_));
+  bool tracked = false;
+  {
+    std::lock_guard guard(live_lock());
+    tracked = std::find(live().begin(), live().end(), this) != live().end();
+  }
+  MS_VERIFY(tracked, "lazy relocation of %#zx is not on the fork handler's list",
+            static_cast<size_t>(r_.range));
+  return true;
 }
 
 }  // namespace metaspace::archive

@@ -80,6 +80,13 @@ class LazyRelocation {
   std::thread handler_;
   pid_t process_ = 0;  // the process the handler runs in (a fork's child has a copy of this)
   std::atomic<size_t> clusters_filled_{0};
+
+ public:
+  // A started relocation: a page-aligned range of whole pages with its pointer bits, the
+  // userfaultfd descriptor, the stop pipe, the source view and the handler's cluster buffer in
+  // place, and the relocation on the list the fork handler fills. False with MS_ERR_CORRUPTED
+  // and the reason otherwise.
+  bool verify() const;
 };
 
 }  // namespace metaspace::archive

@@ -596,6 +596,7 @@ bool Arena::handed_out(const void* p, size_t bytes) const {
 }
 
 ArenaStats Arena::stats_locked() const {
+  MS_ASSERT_LOCKED(manager_.lock());
   ArenaStats s;
   s.home_prefix_bytes = home_prefix_;
   s.fence_bytes = fences_.count * Fence::kBytes;

@@ -62,6 +62,14 @@ struct Chunk {
   bool owner_is(const void* arena) const {
     return __atomic_load_n(&owner, __ATOMIC_ACQUIRE) == arena;
   }
+
+  // What the header alone can tell of a chunk (free or in use): a power-of-two size of a level
+  // (the size times 2^level is a root chunk's size), a base aligned to it, committed and used
+  // bytes within it, a free chunk owned by no one and with nothing used, and neighbours in the
+  // root chunk area that touch it and link back. The caller holds the chunk manager's lock and
+  // the chunk (used_bytes is its holder's): the manager checks the chunks it hands out and takes
+  // back. The area as a whole: RootChunkArea::verify.
+  bool verify() const;
 };
 
 // 48 bytes, a 48-byte slab object: 84 headers to a slab page. With 8-byte pointers for links and

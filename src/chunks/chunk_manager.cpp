@@ -34,6 +34,7 @@ Chunk* ChunkManager::get_chunk(int preferred_level, int max_level, size_t min_co
     return nullptr;
   }
   std::lock_guard<std::mutex> guard(lock_);
+  MS_DEBUG_ONLY(VerifiedOperation verified(*this);)
   Chunk* c = take_chunk_locked(preferred_level, max_level, min_committed_bytes);
   if (c == nullptr) return nullptr;
   size_t want = policy_.commit_whole_chunks ? c->bytes : min_committed_bytes;
@@ -41,6 +42,7 @@ Chunk* ChunkManager::get_chunk(int preferred_level, int max_level, size_t min_co
     return_chunk_locked(c);
     return nullptr;
   }
+  MS_ASSERT(c->verify(), "%s", ms_last_error_text());
   return c;
 }
 
@@ -53,6 +55,7 @@ Chunk* ChunkManager::get_uncommitted_chunk(int level) {
     return nullptr;
   }
   std::lock_guard<std::mutex> guard(lock_);
+  MS_DEBUG_ONLY(VerifiedOperation verified(*this);)
   Chunk* c = take_chunk_locked(level, level, 0);
   if (c == nullptr) return nullptr;
   // A free chunk may hold committed granules (its own, left by a policy that uncommits only in
@@ -70,7 +73,7 @@ Chunk* ChunkManager::get_uncommitted_chunk(int level) {
 
 Chunk* ChunkManager::take_chunk_locked(int preferred_level, int max_level,
                                        size_t min_committed_bytes) {
-  verify_sometimes_locked();
+  MS_ASSERT_LOCKED(lock_);
   // The headers a split needs (one per level it goes down; a new root chunk one more) are
   // promised before anything changes, and no more: a spare header held in the pool sits in some
   // slab page and can be what keeps it (reserving for a split to any level kept 14 per space).
@@ -97,6 +100,7 @@ Chunk* ChunkManager::take_chunk_locked(int preferred_level, int max_level,
 }
 
 Chunk* ChunkManager::take_free_chunk_locked(int preferred, int max_level, size_t min_committed) {
+  MS_ASSERT_LOCKED(lock_);
   // Committed chunks first, near the wanted size before larger ones, so that big arenas do not
   // eat the committed splinters that small loaders can use; then any chunk, then fresh memory.
   auto take = [&](Chunk* c) {
@@ -123,6 +127,7 @@ Chunk* ChunkManager::take_free_chunk_locked(int preferred, int max_level, size_t
 }
 
 Chunk* ChunkManager::new_root_chunk_locked() {
+  MS_ASSERT_LOCKED(lock_);
   // Room first: once an area is carved it must be known here, whatever fails after.
   areas_.reserve(areas_.size() + 1);
   VirtualSpaceNode* node = nullptr;
@@ -154,6 +159,7 @@ ms_error_t check_returnable(const Chunk* c) {
 
 ms_error_t ChunkManager::return_chunk(Chunk* c) {
   std::lock_guard<std::mutex> guard(lock_);
+  MS_DEBUG_ONLY(VerifiedOperation verified(*this);)
   if (ms_error_t err = check_returnable(c); err != MS_OK) return err;
   return_chunk_locked(c);
   return MS_OK;
@@ -161,6 +167,7 @@ ms_error_t ChunkManager::return_chunk(Chunk* c) {
 
 ms_error_t ChunkManager::return_chunks(Chunk* list) {
   std::lock_guard<std::mutex> guard(lock_);
+  MS_DEBUG_ONLY(VerifiedOperation verified(*this);)
   // Checked first, so that a bad chunk leaves the list untouched; the walk stops at it because
   // a free chunk's `next` belongs to a free list.
   for (Chunk* c = list; c != nullptr; c = c->next) {
@@ -176,9 +183,10 @@ ms_error_t ChunkManager::return_chunks(Chunk* list) {
 }
 
 void ChunkManager::verify_sometimes_locked() {
-  // Debug builds check the whole manager now and then: after max(256, chunks) operations, so the
-  // cost per operation stays constant however many chunks there are (HotSpot's full verification
-  // per operation became quadratic and had to be sampled).
+  MS_ASSERT_LOCKED(lock_);
+  // Debug builds check the whole manager now and then: after max(256, chunks) calls, so the
+  // cost per get or return stays constant however many chunks there are (a full check on every
+  // one is quadratic in the number of chunks).
   MS_DEBUG_ONLY({
     if (++operations_since_verify_ >= std::max<size_t>(256, pool_.in_use())) {
       operations_since_verify_ = 0;
@@ -188,7 +196,8 @@ void ChunkManager::verify_sometimes_locked() {
 }
 
 void ChunkManager::return_chunk_locked(Chunk* c) {
-  verify_sometimes_locked();
+  MS_ASSERT_LOCKED(lock_);
+  MS_ASSERT(c->verify(), "%s", ms_last_error_text());
   c->set_owner(nullptr);
   c->used_bytes = 0;
   c->state = Chunk::State::kFree;
@@ -221,6 +230,7 @@ ms_error_t ChunkManager::ensure_committed(Chunk* c, size_t bytes) {
 }
 
 ms_error_t ChunkManager::ensure_committed_locked(Chunk* c, size_t bytes) {
+  MS_ASSERT_LOCKED(lock_);
   size_t target = std::min(size_t{c->bytes}, align_up(bytes, granule_bytes()));
   if (target <= c->committed_bytes) return MS_OK;
   ms_error_t err = node_of(c)->ensure_committed(c->base + c->committed_bytes,
@@ -235,6 +245,7 @@ ms_error_t ChunkManager::ensure_committed_locked(Chunk* c, size_t bytes) {
 }
 
 void ChunkManager::refresh_committed_locked(Chunk* c) const {
+  MS_ASSERT_LOCKED(lock_);
   const CommitMask& mask = node_of(c)->mask();
   size_t granule = granule_bytes();
   if (c->bytes < granule) {
@@ -248,6 +259,7 @@ void ChunkManager::refresh_committed_locked(Chunk* c) const {
 }
 
 ms_error_t ChunkManager::uncommit_locked(Chunk* c) {
+  MS_ASSERT_LOCKED(lock_);
   ms_error_t err = node_of(c)->uncommit(c->base, c->bytes);
   if (err == MS_OK) {
     c->committed_bytes = 0;
@@ -296,6 +308,7 @@ void ChunkManager::purge() {
 }
 
 void ChunkManager::remove_empty_nodes_locked() {
+  MS_ASSERT_LOCKED(lock_);
   if (!vslist_.expandable()) return;
   // One pass over the areas (not one per node): free, unsplit roots per node.
   std::unordered_map<VirtualSpaceNode*, size_t> free_roots;
@@ -330,6 +343,7 @@ size_t ChunkManager::read_committed_bytes(const Chunk* c) const {
 }
 
 std::vector<FreeChunkLevelStats> ChunkManager::free_chunk_stats_locked() const {
+  MS_ASSERT_LOCKED(lock_);
   std::vector<FreeChunkLevelStats> stats(static_cast<size_t>(geometry_.levels()));
   for (int l = 0; l < geometry_.levels(); l++) {
     FreeChunkLevelStats& s = stats[static_cast<size_t>(l)];
@@ -348,6 +362,7 @@ bool ChunkManager::verify() const {
 }
 
 bool ChunkManager::verify_locked() const {
+  MS_ASSERT_LOCKED(lock_);
   if (!pool_.verify() || !free_lists_.verify() || !vslist_.verify()) return false;
   size_t chunks = 0;
   size_t free_chunks = 0;

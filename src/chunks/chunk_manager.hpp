@@ -92,7 +92,10 @@ class ChunkManager {
   std::mutex& lock() const { return lock_; }
   // Caller holds lock().
   std::vector<FreeChunkLevelStats> free_chunk_stats_locked() const;
-  size_t chunks_in_use_locked() const { return pool_.in_use() - free_lists_.count(); }
+  size_t chunks_in_use_locked() const {
+    MS_ASSERT_LOCKED(lock_);
+    return pool_.in_use() - free_lists_.count();
+  }
 
   bool verify() const;
   bool verify_locked() const;
@@ -110,7 +113,21 @@ class ChunkManager {
     MS_ASSERT(node != nullptr, "chunk %p lies in no node", (void*)c->base);
     return node;
   }
+  // Debug builds check the whole manager now and then (see the definition).
   void verify_sometimes_locked();
+  // Debug builds: alive for a get or a return, under the lock. The manager is verified (now and
+  // then) when the operation starts and when it ends, and so is the chunk handed out or taken
+  // back.
+  class VerifiedOperation {
+   public:
+    explicit VerifiedOperation(ChunkManager& m) : m_(m) { m_.verify_sometimes_locked(); }
+    ~VerifiedOperation() { m_.verify_sometimes_locked(); }
+    VerifiedOperation(const VerifiedOperation&) = delete;
+    VerifiedOperation& operator=(const VerifiedOperation&) = delete;
+
+   private:
+    ChunkManager& m_;
+  };
   // Headers promised, a free chunk (or a new root chunk) taken and split down to
   // `preferred_level`, marked in use; nothing committed yet.
   Chunk* take_chunk_locked(int preferred_level, int max_level, size_t min_committed_bytes);

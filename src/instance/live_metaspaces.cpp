@@ -40,6 +40,7 @@ const void* g_destroyed[kRememberedDestroyed];
 size_t g_destroyed_next = 0;
 
 bool destroyed_recently_locked(const void* address) {
+  MS_ASSERT_LOCKED(lock());
   for (const void* dead : g_destroyed) {
     if (dead == address) return true;
   }

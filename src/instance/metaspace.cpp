@@ -317,6 +317,7 @@ ms_error_t Metaspace::refuse_handle(uintptr_t handle) {
 }
 
 ms_error_t Metaspace::refuse_handle_locked(uintptr_t handle) {
+  MS_ASSERT_LOCKED(registry_lock_);
   LoaderMetaspace* l = LoaderMetaspace::object_of(handle);
   bool kept = !kept_.empty() && loader_slabs().readable(l, sizeof(LoaderMetaspace)) &&
               l->valid_handle() && l->kept_dead() && l->handle() == handle;

@@ -3,11 +3,14 @@
 // a waiter sleeps in the kernel (std::atomic::wait: libstdc++ parks it on a futex of a shared
 // waiter table). Meets Lockable, so std::lock_guard / std::unique_lock (try_to_lock) work with it.
 //
-// States: 0 free, 1 held, 2 held with (possibly) sleeping waiters.
+// States: 0 free, 1 held, 2 held with (possibly) sleeping waiters. Assert builds also record the
+// holder (MS_ASSERT_LOCKED, common/assert.hpp): 8 bytes instead of 1.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+
+#include "common/assert.hpp"
 
 namespace metaspace {
 
@@ -15,20 +18,30 @@ class LoaderLock {
  public:
   void lock() {
     uint8_t expected = 0;
-    if (state_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
-                                       std::memory_order_relaxed)) {
-      return;
+    if (!state_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
+                                        std::memory_order_relaxed)) {
+      lock_contended();
     }
-    lock_contended();
+    MS_DEBUG_ONLY(owner_.store(current_thread_number(), std::memory_order_relaxed);)
   }
   bool try_lock() {
     uint8_t expected = 0;
-    return state_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
-                                          std::memory_order_relaxed);
+    if (!state_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
+                                        std::memory_order_relaxed)) {
+      return false;
+    }
+    MS_DEBUG_ONLY(owner_.store(current_thread_number(), std::memory_order_relaxed);)
+    return true;
   }
   void unlock() {
+    MS_DEBUG_ONLY(owner_.store(0, std::memory_order_relaxed);)
     if (state_.exchange(0, std::memory_order_release) == 2) state_.notify_one();
   }
+#ifdef METASPACE_ASSERTS
+  bool held_by_current_thread() const {
+    return owner_.load(std::memory_order_relaxed) == current_thread_number();
+  }
+#endif
 
  private:
   void lock_contended() {
@@ -45,6 +58,13 @@ class LoaderLock {
   }
 
   std::atomic<uint8_t> state_{0};
+#ifdef METASPACE_ASSERTS
+  std::atomic<uint32_t> owner_{0};  // the holder's current_thread_number(); 0 when free
+#endif
 };
+
+#ifdef METASPACE_ASSERTS
+inline bool held_by_current_thread(const LoaderLock& l) { return l.held_by_current_thread(); }
+#endif
 
 }  // namespace metaspace

@@ -103,7 +103,7 @@ bool LoaderMetaspace::open(ms_loader_kind_t kind, unsigned flags) {
   if (shared() && !env().checked && kind != MS_LOADER_MICRO && arenas_ != nullptr) {
     // A loader that cannot have its windows is refused like one without arenas: creation met
     // the failure, so it says so (MS_ERR_OUT_OF_MEMORY) and leaves nothing behind.
-    arenas_->windows = SharedWindows::create(env().nonclass.bookkeeping());
+    arenas_->windows = SharedWindows::create(env().nonclass.bookkeeping(), lock_);
     if (arenas_->windows == nullptr) {
       destroy_arenas();
       return false;
@@ -171,6 +171,7 @@ void* LoaderMetaspace::allocate(ms_space_t space, size_t bytes) {
 }
 
 bool LoaderMetaspace::class_windows_locked() {
+  MS_ASSERT_LOCKED(lock_);
   // Klasses go to windows only at 8-byte class alignment (a window hands out blocks at 8; the
   // class arena files a larger alignment's gaps with its sibling) and once the micro pool does not
   // take them. In the size mix one request in 38 is a Klass; through the lock each cost ~60-100 ns.
@@ -201,6 +202,7 @@ bool LoaderMetaspace::pools(ms_space_t space) const {
 }
 
 void* LoaderMetaspace::allocate_locked(ms_space_t space, size_t bytes) {
+  MS_ASSERT_LOCKED(lock_);
   if (pools(space)) {
     bool graduate = false;
     void* p = allocate_pooled(space, bytes, &graduate);
@@ -450,6 +452,9 @@ void LoaderMetaspace::add_arena_stats(LoaderStats& s) const {
 }
 
 LoaderStats LoaderMetaspace::stats_locked() const {
+  MS_ASSERT_LOCKED(lock_);
+  MS_ASSERT_LOCKED(env().nonclass.chunks().lock());
+  MS_ASSERT_LOCKED(env().class_space.context().chunks().lock());
   LoaderStats s;
   s.handle = reinterpret_cast<const void*>(handle());
   s.kind = kind();
@@ -477,6 +482,7 @@ LoaderStats LoaderMetaspace::stats() {
 }
 
 void LoaderMetaspace::fold_usage_locked() {
+  MS_ASSERT_LOCKED(lock_);
   if (!alive_ || arenas_ == nullptr) return;
   if (arenas_->has_class()) arenas_->of(MS_SPACE_CLASS).fold_usage();
   // Its blocks in class gaps leave the class counters after the class arena's fold.
@@ -484,6 +490,7 @@ void LoaderMetaspace::fold_usage_locked() {
 }
 
 bool LoaderMetaspace::verify_locked() const {
+  MS_ASSERT_LOCKED(lock_);
   if (!alive_) return true;
   // Arenas in the first non-class chunk: only for the loaders that may have them, at the start
   // of a chunk their non-class arena holds as its oldest (Arena::verify checks the prefix).

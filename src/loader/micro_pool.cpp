@@ -37,6 +37,7 @@ MicroPool::~MicroPool() {
 }
 
 bool MicroPool::new_chunk_locked(Space& s) {
+  MS_ASSERT_LOCKED(lock_);
   size_t bytes = s.manager->geometry().bytes(s.level);
   Chunk* c = s.manager->get_chunk(s.level, s.level, bytes);
   if (c == nullptr) return false;
@@ -60,12 +61,14 @@ bool MicroPool::new_chunk_locked(Space& s) {
 }
 
 bool MicroPool::return_if_unused_locked(Space& s, Chunk* c) {
+  MS_ASSERT_LOCKED(lock_);
   if (c->used_bytes != 0 || c == s.current || c == s.tail) return false;
   unlink_and_return_locked(s, c);
   return true;
 }
 
 void MicroPool::unlink_and_return_locked(Space& s, Chunk* c) {
+  MS_ASSERT_LOCKED(lock_);
   MS_ASSERT(c != s.current && c != s.tail && c->used_bytes == 0,
             "returning shared chunk %p still in use", (void*)c->base);
   // Its holes leave the bins, and the hole window goes if it lies here.
@@ -90,7 +93,7 @@ MicroPool::Result MicroPool::allocate(MicroRecord& r, ms_space_t sp, size_t byte
   r.for_each_run([&](char*, size_t n) { held += n; });
   if (held + bytes > kMaxLoaderBytes) return graduate();
   int runs = r.runs();
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<Mutex> guard(lock_);
   Space& s = space(sp);
   size_t alignment = s.alignment;
   // Where the block may go: the current chunk, the hole window, this space's tail, and for
@@ -166,17 +169,18 @@ MicroPool::Result MicroPool::allocate(MicroRecord& r, ms_space_t sp, size_t byte
 }
 
 MicroPool::Result MicroPool::graduate() {
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<Mutex> guard(lock_);
   return graduate_locked();
 }
 
 MicroPool::Result MicroPool::graduate_locked() {
+  MS_ASSERT_LOCKED(lock_);
   graduations_++;
   return Result::kGraduate;
 }
 
 void MicroPool::release(MicroRecord& r) {
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<Mutex> guard(lock_);
   version_++;
   r.for_each_run([&](char* begin, size_t n) {
     ms_space_t sp = space_of(begin);
@@ -192,7 +196,7 @@ void MicroPool::release(MicroRecord& r) {
 }
 
 void MicroPool::trim() {
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<Mutex> guard(lock_);
   version_++;
   for (Space& s : spaces_) {
     Chunk* current = s.current;
@@ -241,6 +245,7 @@ void MicroPool::set_first_hole(Chunk* c, Hole* h) const {
 }
 
 void MicroPool::link_hole_locked(Space& s, Chunk* c, char* begin, char* end) {
+  MS_ASSERT_LOCKED(lock_);
   begin = align_up(begin, hole_unit_);
   if (begin >= end || static_cast<size_t>(end - begin) < kMinHoleBytes) return;
   MS_ASSERT(begin >= c->base && end <= c->end(), "hole %p..%p outside its chunk", (void*)begin,
@@ -260,6 +265,7 @@ void MicroPool::link_hole_locked(Space& s, Chunk* c, char* begin, char* end) {
 }
 
 void MicroPool::unlink_hole_locked(Space& s, Chunk* c, Hole* h) {
+  MS_ASSERT_LOCKED(lock_);
   int bin = bin_of(h->bytes);
   if (h->bin_prev != nullptr) h->bin_prev->bin_next = h->bin_next; else s.bins[bin] = h->bin_next;
   if (h->bin_next != nullptr) h->bin_next->bin_prev = h->bin_prev;
@@ -286,6 +292,7 @@ MicroPool::Hole* MicroPool::hole_at(const Chunk* c, const char* p) const {
 }
 
 void MicroPool::add_hole_locked(Space& s, Chunk* c, char* begin, char* end) {
+  MS_ASSERT_LOCKED(lock_);
   if (!options_.reuse_dead_runs) return;
   // Bytes that end at a window's top go back to the window, with a hole ending where they begin.
   char** tops[3] = {c == s.current ? &s.top : nullptr, c == s.tail ? &s.tail_top : nullptr,
@@ -326,6 +333,7 @@ void MicroPool::add_hole_locked(Space& s, Chunk* c, char* begin, char* end) {
 }
 
 bool MicroPool::open_hole_window_locked(Space& s, size_t bytes, size_t alignment) {
+  MS_ASSERT_LOCKED(lock_);
   if (s.bin_map == 0) return false;
   // The largest hole: the most room for the loader's next blocks (they extend its run there).
   // The top bin may hold holes too small for the block (at its alignment); a few are looked at.
@@ -352,6 +360,7 @@ bool MicroPool::open_hole_window_locked(Space& s, size_t bytes, size_t alignment
 }
 
 void MicroPool::close_hole_window_locked(Space& s) {
+  MS_ASSERT_LOCKED(lock_);
   Chunk* c = s.hole_chunk;
   if (c == nullptr) return;
   char* begin = s.hole_top;
@@ -362,17 +371,17 @@ void MicroPool::close_hole_window_locked(Space& s) {
 }
 
 size_t MicroPool::holes(ms_space_t sp) const {
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<Mutex> guard(lock_);
   return spaces_[sp].hole_count;
 }
 
 size_t MicroPool::hole_bytes(ms_space_t sp) const {
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<Mutex> guard(lock_);
   return spaces_[sp].hole_bytes;
 }
 
 bool MicroPool::clear_of_holes(const void* p, size_t n) const {
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<Mutex> guard(lock_);
   const char* b = static_cast<const char*>(p);
   const char* e = b + n;
   const Space& s = spaces_[space_of(p)];
@@ -387,6 +396,7 @@ bool MicroPool::clear_of_holes(const void* p, size_t n) const {
 }
 
 bool MicroPool::verify_holes_locked(int i, const Space& s) const {
+  MS_ASSERT_LOCKED(lock_);
   size_t n = 0, bytes = 0;
   for (int bin = 0; bin < kBins; bin++) {
     MS_VERIFY(((s.bin_map >> bin) & 1) == (s.bins[bin] != nullptr ? 1u : 0u),
@@ -460,17 +470,17 @@ bool MicroPool::verify_holes_locked(int i, const Space& s) const {
 }
 
 size_t MicroPool::live_bytes(ms_space_t sp) const {
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<Mutex> guard(lock_);
   return spaces_[sp].live;
 }
 
 size_t MicroPool::chunks(ms_space_t sp) const {
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<Mutex> guard(lock_);
   return spaces_[sp].chunk_count;
 }
 
 size_t MicroPool::free_in_chunks_bytes(ms_space_t sp) const {
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<Mutex> guard(lock_);
   const Space& s = spaces_[sp];
   std::lock_guard<std::mutex> manager_lock(s.manager->lock());
   size_t committed = 0;
@@ -481,7 +491,7 @@ size_t MicroPool::free_in_chunks_bytes(ms_space_t sp) const {
 }
 
 bool MicroPool::verify() const {
-  std::lock_guard<std::mutex> guard(lock_);
+  std::lock_guard<Mutex> guard(lock_);
   for (int i = 0; i < 2; i++) {
     const Space& s = spaces_[i];
     std::lock_guard<std::mutex> manager_lock(s.manager->lock());

@@ -59,6 +59,7 @@
 
 #include "chunks/chunk.hpp"
 #include "common/assert.hpp"
+#include "common/mutex.hpp"
 #include "common/units.hpp"
 #include "chunks/chunk_manager.hpp"
 
@@ -161,12 +162,12 @@ class MicroPool {
   // Changes with every change of the pool's chunks or live counts: ms_verify compares loaders'
   // figures with the pool's only if neither this nor the space counters moved meanwhile.
   uint64_t version() const {
-    std::lock_guard<std::mutex> guard(lock_);
+    std::lock_guard<Mutex> guard(lock_);
     return version_;
   }
   // Loaders told to graduate so far (record full, block or loader too large).
   size_t graduations() const {
-    std::lock_guard<std::mutex> guard(lock_);
+    std::lock_guard<Mutex> guard(lock_);
     return graduations_;
   }
 
@@ -252,7 +253,7 @@ class MicroPool {
 
   const Options options_;
   size_t hole_unit_ = kWordBytes;  // Chunk::first_hole counts these; holes start at a multiple
-  mutable std::mutex lock_;
+  mutable Mutex lock_;
   Space spaces_[2];
   size_t graduations_ = 0;
   uint64_t version_ = 0;

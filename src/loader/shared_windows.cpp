@@ -14,15 +14,20 @@ namespace metaspace {
 namespace {
 
 static_assert(kSharedWindowCacheEntries == 4, "entry_for picks an entry with the top 2 bits");
+#ifndef METASPACE_ASSERTS
 static_assert(sizeof(SharedWindows) == 56, "the size its comment gives");
+#endif
 
 // Life numbers are unique across every loader object, so an entry never matches a recycled one.
 std::atomic<uint64_t> g_next_life{1};
 
 }  // namespace
 
-SharedWindows* SharedWindows::create(SlabAllocator& bookkeeping) {
-  return bookkeeping.create<SharedWindows>();
+SharedWindows* SharedWindows::create(SlabAllocator& bookkeeping,
+                                     [[maybe_unused]] const LoaderLock& lock) {
+  SharedWindows* w = bookkeeping.create<SharedWindows>();
+  MS_DEBUG_ONLY(if (w != nullptr) w->lock_ = &lock;)
+  return w;
 }
 
 void SharedWindows::destroy(SlabAllocator& bookkeeping, SharedWindows* windows) {
@@ -52,6 +57,7 @@ bool orphaned(const SharedWindow& w, ms_space_t space) {
 
 SharedWindow* SharedWindows::find_or_adopt_locked(const ThreadIdentity& thread,
                                                   ms_space_t space) {
+  MS_ASSERT_LOCKED(*lock_);
   SharedWindow* orphan = nullptr;
   for (SharedWindow* w = head_; w != nullptr; w = w->next) {
     if (w->space == space && same_thread(w->owner, thread)) return w;
@@ -63,6 +69,7 @@ SharedWindow* SharedWindows::find_or_adopt_locked(const ThreadIdentity& thread,
 
 void SharedWindows::retire_orphans_locked(ms_space_t space, Arena& arena,
                                           SlabAllocator& bookkeeping) {
+  MS_ASSERT_LOCKED(*lock_);
   uint64_t exits = thread_exits();
   if (exits == exits_seen_[space]) return;
   exits_seen_[space] = exits;
@@ -91,6 +98,7 @@ void SharedWindows::retire_orphans_locked(ms_space_t space, Arena& arena,
 
 void SharedWindows::install_locked(SharedWindow* w, char* block, size_t bytes, char* result,
                                    size_t n) {
+  MS_ASSERT_LOCKED(*lock_);
   w->end = block + bytes;
   w->top.store(result + n, std::memory_order_release);
   uint64_t key = this->key();
@@ -102,6 +110,7 @@ void SharedWindows::install_locked(SharedWindow* w, char* block, size_t bytes, c
 
 void* SharedWindows::refill_locked(ms_space_t space, Arena& arena, SlabAllocator& bookkeeping,
                                    size_t n) {
+  MS_ASSERT_LOCKED(*lock_);
   MS_ASSERT(n % 8 == 0 && n > 0 && n <= kMaxWindowRequest, "window request of %zu bytes", n);
   // The thread's window: through its cache entry, or (evicted, or a thread reused the entry) the
   // list; or, for a thread that has none in this space yet, one whose thread ended.
@@ -188,6 +197,7 @@ void* SharedWindows::refill_locked(ms_space_t space, Arena& arena, SlabAllocator
 }
 
 void SharedWindows::release_locked(SlabAllocator& bookkeeping) {
+  MS_ASSERT_LOCKED(*lock_);
   key_.store(0, std::memory_order_relaxed);  // no cache entry matches any more
   while (head_ != nullptr) {
     SharedWindow* w = head_;
@@ -198,6 +208,7 @@ void SharedWindows::release_locked(SlabAllocator& bookkeeping) {
 }
 
 uint64_t SharedWindows::extra_allocations_locked() const {
+  MS_ASSERT_LOCKED(*lock_);
   uint64_t blocks = 0;
   for (SharedWindow* w = head_; w != nullptr; w = w->next) {
     blocks += w->blocks.load(std::memory_order_relaxed);
@@ -206,6 +217,7 @@ uint64_t SharedWindows::extra_allocations_locked() const {
 }
 
 bool SharedWindows::verify_locked(const Arena& nonclass, const Arena* klass) const {
+  MS_ASSERT_LOCKED(*lock_);
   std::vector<std::pair<const char*, const char*>> ranges;
   size_t n = 0;
   for (SharedWindow* w = head_; w != nullptr; w = w->next) {

@@ -62,6 +62,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/assert.hpp"
+#include "loader/loader_lock.hpp"
 #include "os/thread_records.hpp"
 
 namespace metaspace {
@@ -124,7 +126,8 @@ class SharedWindows {
   // space, grown in place at most by one carve past its rest.
   static constexpr size_t kMaxOpenBytesPerThread = 2 * (kMaxWindowBytes + kMaxWindowRequest);
 
-  static SharedWindows* create(SlabAllocator& bookkeeping);
+  // `lock`: the loader's lock, which the `*_locked` functions expect the caller to hold.
+  static SharedWindows* create(SlabAllocator& bookkeeping, const LoaderLock& lock);
   static void destroy(SlabAllocator& bookkeeping, SharedWindows* windows);
 
   // Called when the loader object is (re)opened: a new key, so that no thread's cache entry
@@ -168,7 +171,10 @@ class SharedWindows {
   // Blocks handed out from windows, minus the carving allocation of each (counted by the arena).
   // Only while counting (open(true)).
   uint64_t extra_allocations_locked() const;
-  size_t windows_locked() const { return count_; }
+  size_t windows_locked() const {
+    MS_ASSERT_LOCKED(*lock_);
+    return count_;
+  }
 
  private:
   // By the key's life number: lives made one after another (a runtime's loaders) take
@@ -205,6 +211,9 @@ class SharedWindows {
   uint64_t carved_ = 0;  // window blocks the arenas counted as allocations
   uint64_t retired_blocks_ = 0;   // blocks handed out from windows retired (if counted)
   uint64_t exits_seen_[2] = {};  // thread_exits() at the last look for orphans, by space
+#ifdef METASPACE_ASSERTS
+  const LoaderLock* lock_ = nullptr;  // the loader's, for MS_ASSERT_LOCKED
+#endif
 };
 
 }  // namespace metaspace

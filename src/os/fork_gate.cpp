@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include "common/verify.hpp"
 #include "os/process_barrier.hpp"
 
 namespace metaspace::os {
@@ -49,6 +50,14 @@ void open_fork_gate(ForkSide side) {
   if (side == ForkSide::kChild) end_other_threads_locked();
   g_closed.store(0, std::memory_order_release);
   unlock_thread_records();
+}
+
+bool verify_fork_gate() {
+  uint32_t closed = g_closed.load(std::memory_order_acquire);
+  MS_VERIFY(closed <= 1, "the fork gate reads %u (0 open, 1 closed)", closed);
+  MS_VERIFY(g_entries_fence.load(std::memory_order_relaxed) || process_barrier_available(),
+            "entries skip their fence but the process has no barrier");
+  return true;
 }
 
 }  // namespace metaspace::os

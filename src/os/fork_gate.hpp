@@ -104,4 +104,9 @@ void close_fork_gate();
 enum class ForkSide { kParent, kChild };
 void open_fork_gate(ForkSide side);
 
+// The gate's state: open or closed (no other value), and entries that skip their fence only
+// where the process barrier orders them (a fork would otherwise miss a thread that just
+// entered). False with MS_ERR_CORRUPTED and the reason otherwise.
+bool verify_fork_gate();
+
 }  // namespace metaspace::os

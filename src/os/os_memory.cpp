@@ -107,6 +107,62 @@ ms_error_t release(char* base, size_t bytes) {
   return MS_OK;
 }
 
+ms_error_t map_file_over(char* p, size_t bytes, int fd, uint64_t offset) {
+  if (fault_now(FaultPoint::kReserve)) {
+    return fail(MS_ERR_RESERVE_FAILED, "mapping %zu bytes of a file at %p failed (injected)",
+                bytes, static_cast<void*>(p));
+  }
+  void* q = mmap(p, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
+                 static_cast<off_t>(offset));
+  if (q == MAP_FAILED) {
+    return fail(MS_ERR_RESERVE_FAILED, "cannot map %zu bytes of a file at %p: %s", bytes,
+                static_cast<void*>(p), strerror(errno));
+  }
+  refuse_huge_pages(q, bytes);
+  return MS_OK;
+}
+
+ms_error_t map_anonymous_over(char* p, size_t bytes) {
+  if (fault_now(FaultPoint::kReserve)) {
+    return fail(MS_ERR_RESERVE_FAILED, "mapping %zu fresh bytes at %p failed (injected)", bytes,
+                static_cast<void*>(p));
+  }
+  void* q = mmap(p, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+  if (q == MAP_FAILED) {
+    return fail(MS_ERR_RESERVE_FAILED, "cannot map %zu fresh bytes at %p: %s", bytes,
+                static_cast<void*>(p), strerror(errno));
+  }
+  refuse_huge_pages(q, bytes);
+  return MS_OK;
+}
+
+ms_error_t map_file_read_only(size_t bytes, int fd, uint64_t offset, const char** out) {
+  *out = nullptr;
+  if (fault_now(FaultPoint::kReserve)) {
+    return fail(MS_ERR_RESERVE_FAILED, "read-only view of %zu bytes of a file failed (injected)",
+                bytes);
+  }
+  void* q = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(offset));
+  if (q == MAP_FAILED) {
+    return fail(MS_ERR_RESERVE_FAILED, "cannot map a read-only view of %zu bytes of a file: %s",
+                bytes, strerror(errno));
+  }
+  refuse_huge_pages(q, bytes);
+  *out = static_cast<const char*>(q);
+  return MS_OK;
+}
+
+bool populate_for_write(char* p, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  return madvise(p, bytes, MADV_POPULATE_WRITE) == 0;
+#else
+  (void)p;
+  (void)bytes;
+  return false;
+#endif
+}
+
 ms_error_t commit(char* p, size_t bytes) {
   if (fault_now(FaultPoint::kCommit)) {
     return fail(MS_ERR_COMMIT_FAILED, "commit of %zu bytes at %p failed (injected)", bytes,

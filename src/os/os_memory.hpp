@@ -43,4 +43,25 @@ enum class Uncommitted { kReadsZeros, kFaults };
 // On failure (MS_ERR_COMMIT_FAILED) the caller must go on treating the range as committed.
 ms_error_t uncommit(char* p, size_t bytes, Uncommitted after);
 
+// The class-data archive's mappings (archive/): a file's bytes, or fresh memory, in place of
+// part of a range the caller holds, and a view of a file. Each range is advised
+// MADV_NOHUGEPAGE like every other; each mapping is fault point kReserve and fails with
+// MS_ERR_RESERVE_FAILED. `p` is page-aligned; the kernel rounds `bytes` up to whole pages.
+//
+// `bytes` of file `fd` from `offset` (a page multiple) replace [p, p + bytes) (MAP_FIXED),
+// private and read-write: writes stay in this process, the file is never written. On failure
+// that part of the range is in no known state: the caller maps over it again or releases it.
+ms_error_t map_file_over(char* p, size_t bytes, int fd, uint64_t offset);
+// Fresh anonymous memory replaces [p, p + bytes) (MAP_FIXED, read-write, MAP_NORESERVE): zeros,
+// backed once touched. On failure as map_file_over.
+ms_error_t map_anonymous_over(char* p, size_t bytes);
+// A shared read-only view of `bytes` of file `fd` from `offset`, anywhere. Given back with
+// release().
+ms_error_t map_file_read_only(size_t bytes, int fd, uint64_t offset, const char** out);
+// Faults every page of the read-write range [p, p + bytes) in for writing now
+// (MADV_POPULATE_WRITE): a pass that writes most of them takes one call instead of a trap per
+// page. A hint: false where the kernel cannot (before Linux 5.14), and the writes fault in as
+// usual.
+bool populate_for_write(char* p, size_t bytes);
+
 }  // namespace metaspace::os

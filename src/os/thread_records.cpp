@@ -4,6 +4,9 @@
 
 #include <mutex>
 
+#include "common/mutex.hpp"
+#include "common/units.hpp"
+#include "common/verify.hpp"
 #include "os/os_memory.hpp"
 
 namespace metaspace {
@@ -17,7 +20,7 @@ constexpr size_t kStaticRecords = 256;
 
 // Every record ever made is here or held by a live thread. Under g_lock: the free list, the
 // static block's next unused record, the page being carved.
-std::mutex g_lock;
+Mutex g_lock;
 ThreadRecord g_static_records[kStaticRecords];
 size_t g_static_used = 0;
 ThreadRecord* g_free = nullptr;
@@ -34,7 +37,7 @@ constinit thread_local char t_fallback __attribute__((tls_model("initial-exec"))
 size_t records_per_page() { return os::page_size() / sizeof(ThreadRecord); }
 
 void give_back(ThreadRecord* r) {
-  std::lock_guard<std::mutex> guard(g_lock);
+  std::lock_guard<Mutex> guard(g_lock);
   r->next_free = g_free;
   g_free = r;
 }
@@ -66,7 +69,7 @@ ExitKey& exit_key() {
 }
 
 ThreadRecord* take_record() {
-  std::lock_guard<std::mutex> guard(g_lock);
+  std::lock_guard<Mutex> guard(g_lock);
   if (g_free != nullptr) {
     ThreadRecord* r = g_free;
     g_free = r->next_free;
@@ -115,6 +118,7 @@ void lock_thread_records() { g_lock.lock(); }
 void unlock_thread_records() { g_lock.unlock(); }
 
 void for_each_thread_record_locked(void (*f)(ThreadRecord&)) {
+  MS_ASSERT_LOCKED(g_lock);
   for (size_t i = 0; i < g_static_used; i++) f(g_static_records[i]);
   for (ThreadRecord* page = g_pages; page != nullptr; page = page->next_free) {
     // The page being carved: its used part. Its first record links the pages.
@@ -125,6 +129,7 @@ void for_each_thread_record_locked(void (*f)(ThreadRecord&)) {
 }
 
 void end_other_threads_locked() {
+  MS_ASSERT_LOCKED(g_lock);
   g_free = nullptr;
   for_each_thread_record_locked([](ThreadRecord& r) {
     if (&r == t_thread_record) return;
@@ -134,6 +139,53 @@ void end_other_threads_locked() {
     g_free = &r;
   });
   g_exits.fetch_add(1, std::memory_order_release);
+}
+
+namespace {
+
+// Whether r is a record carved so far: in the static block's used part, or in a page's carved
+// part (not its first record, which links the pages). Caller holds the lock.
+bool carved(const ThreadRecord* r) {
+  if (r >= g_static_records && r < g_static_records + g_static_used) return true;
+  for (ThreadRecord* page = g_pages; page != nullptr; page = page->next_free) {
+    ThreadRecord* end = page + records_per_page() == g_page_end ? g_page_next
+                                                                : page + records_per_page();
+    if (r > page && r < end) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool verify_thread_records() {
+  std::lock_guard<Mutex> guard(g_lock);
+  MS_VERIFY(g_static_used <= kStaticRecords, "%zu static records used of %zu", g_static_used,
+            kStaticRecords);
+  size_t carved_records = g_static_used;
+  for (ThreadRecord* page = g_pages; page != nullptr; page = page->next_free) {
+    MS_VERIFY(is_aligned(page, os::page_size()), "records page %p is not page-aligned",
+              (void*)page);
+    MS_VERIFY(g_static_used == kStaticRecords, "records page %p mapped before the static block "
+              "was used up (%zu of %zu)", (void*)page, g_static_used, kStaticRecords);
+    carved_records += (page == g_pages ? static_cast<size_t>(g_page_next - page)
+                                       : records_per_page()) - 1;
+  }
+  MS_VERIFY(g_pages == nullptr ? g_page_next == nullptr && g_page_end == nullptr
+                               : g_page_end == g_pages + records_per_page() &&
+                                     g_page_next > g_pages && g_page_next <= g_page_end,
+            "the page being carved (%p) and its next record %p, end %p disagree", (void*)g_pages,
+            (void*)g_page_next, (void*)g_page_end);
+  size_t free_records = 0;
+  for (const ThreadRecord* r = g_free; r != nullptr; r = r->next_free) {
+    MS_VERIFY(++free_records <= carved_records,
+              "the free list is longer than the %zu records carved (a cycle?)", carved_records);
+    MS_VERIFY(carved(r), "free record %p was never carved", (const void*)r);
+    MS_VERIFY(r->inside.load(std::memory_order_relaxed) == 0,
+              "free record %p is inside the library %u times", (const void*)r,
+              r->inside.load(std::memory_order_relaxed));
+    MS_VERIFY(r != t_thread_record, "the calling thread's record %p is free", (const void*)r);
+  }
+  return true;
 }
 
 }  // namespace metaspace

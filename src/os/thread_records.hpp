@@ -84,4 +84,10 @@ void for_each_thread_record_locked(void (*f)(ThreadRecord&));
 // are then orphaned.
 void end_other_threads_locked();
 
+// Takes the records' lock. Every free record is one carved so far (the static block's used part
+// or a mapped page's carved part), listed once, with no call inside the library; the pages are
+// page-aligned and the one being carved has its next record within it; the calling thread's
+// record, if it has one, is not free. False with MS_ERR_CORRUPTED and the reason otherwise.
+bool verify_thread_records();
+
 }  // namespace metaspace

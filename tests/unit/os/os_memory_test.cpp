@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "common/units.hpp"
 #include "os/fault_injection.hpp"
@@ -39,7 +42,9 @@ TEST(OsMemory, ReserveIsAlignedAndInaccessible) {
 // Where the kernel's THP mode is `always`, a read-write range may get a 2 MiB page at the first
 // touch of any of its 4 KiB pages (os_memory.cpp: 64 MiB of RSS for 32 touched pages). Every
 // range the library maps asks for none: its VmFlags carry `nh`. (This machine runs THP in
-// `madvise` mode; the flag is what decides under `always`.)
+// `madvise` mode; the flag is what decides under `always`.) That includes the class-data
+// archive's: its file mapped over a reservation, fresh memory over it (lazy relocation), a
+// read-only view of the file (the relocation's source), the builder's buffers (map_read_write).
 TEST(OsMemory, EveryMappingAsksForNoTransparentHugePages) {
   if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0) {
     GTEST_SKIP() << "kernel without transparent huge pages";
@@ -58,6 +63,60 @@ TEST(OsMemory, EveryMappingAsksForNoTransparentHugePages) {
   EXPECT_NE((" " + proc_memory::vm_flags_at(rw) + " ").find(" nh "), std::string::npos)
       << proc_memory::vm_flags_at(rw);
   ASSERT_EQ(os::release(rw, os::page_size()), MS_OK);
+
+  auto no_huge_pages = [](const void* p) {
+    std::string flags = proc_memory::vm_flags_at(p);
+    return (" " + flags + " ").find(" nh ") != std::string::npos
+               ? ::testing::AssertionSuccess()
+               : ::testing::AssertionFailure() << "VmFlags at " << p << ": " << flags;
+  };
+  FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  int fd = fileno(file);
+  std::vector<char> bytes(2 * MiB, 'a');
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  ReservedRange archive(4 * MiB, 2 * MiB);  // the archive's range is a reservation first
+  ASSERT_EQ(os::map_file_over(archive.base(), 2 * MiB, fd, 0), MS_OK) << ms_last_error_text();
+  EXPECT_EQ(archive.base()[2 * MiB - 1], 'a');
+  EXPECT_TRUE(no_huge_pages(archive.base()));
+  ASSERT_EQ(os::map_anonymous_over(archive.base() + MiB, MiB), MS_OK) << ms_last_error_text();
+  EXPECT_EQ(archive.base()[MiB], 0) << "fresh memory";
+  EXPECT_TRUE(no_huge_pages(archive.base() + MiB));
+  EXPECT_TRUE(os::populate_for_write(archive.base() + MiB, MiB) || errno == EINVAL)
+      << "a kernel that knows MADV_POPULATE_WRITE populates the range";
+  const char* view = nullptr;
+  ASSERT_EQ(os::map_file_read_only(MiB, fd, MiB, &view), MS_OK) << ms_last_error_text();
+  EXPECT_EQ(view[0], 'a');
+  EXPECT_TRUE(no_huge_pages(view));
+  ASSERT_EQ(os::release(const_cast<char*>(view), MiB), MS_OK);
+  std::fclose(file);
+}
+
+// The archive's mappings go through the fault seam like every other (kReserve) and leave
+// nothing mapped when refused.
+TEST(OsMemory, ArchiveMappingsMeetTheFaultSeam) {
+  FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  int fd = fileno(file);
+  std::vector<char> bytes(os::page_size(), 'a');
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  ReservedRange r(MiB, MiB);
+  {
+    FaultGuard fault(os::FaultPoint::kReserve, 1);
+    EXPECT_EQ(os::map_file_over(r.base(), os::page_size(), fd, 0), MS_ERR_RESERVE_FAILED);
+  }
+  {
+    FaultGuard fault(os::FaultPoint::kReserve, 1);
+    EXPECT_EQ(os::map_anonymous_over(r.base(), os::page_size()), MS_ERR_RESERVE_FAILED);
+  }
+  EXPECT_EQ(mappings_in(r.base(), r.bytes()).size(), 1u) << "the reservation as it was";
+  {
+    FaultGuard fault(os::FaultPoint::kReserve, 1);
+    const char* view = reinterpret_cast<const char*>(1);
+    EXPECT_EQ(os::map_file_read_only(os::page_size(), fd, 0, &view), MS_ERR_RESERVE_FAILED);
+    EXPECT_EQ(view, nullptr);
+  }
+  std::fclose(file);
 }
 
 TEST(OsMemory, ReserveRefusesBadArguments) {

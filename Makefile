@@ -1,14 +1,17 @@
 # The two commands of the README: `make run` (build + the lab's main comparison, prints a table
 # and writes a plot) and `make test` (build + every test: release, ASan+UBSan, TSan). Both install
-# what is missing first.
+# what is missing first; `make run` installs and builds only what it runs (the library, the lab and
+# its backend executables), `make test` the rest.
 BUILD      := build
 LAB        := $(BUILD)/release/tools/lab/metaspace-lab
 RESULTS    := results
 PREFIX     := $(CURDIR)/$(BUILD)/install
 
-.PHONY: run test deps release debug tsan example bindings bench fuzz sweep clean
+.PHONY: run test deps deps-run lab release debug tsan example bindings bench fuzz sweep clean
 
-run: deps release
+run: deps-run lab
+	@echo "run: $(LAB) compare interleaved --spike --out $(RESULTS)"
+	@echo "run: 40 000 classes in 40 loaders on every backend, each in its own process (well under a minute)"
 	$(LAB) compare interleaved --spike --out $(RESULTS)
 
 test: deps release debug tsan example bindings
@@ -19,6 +22,17 @@ test: deps release debug tsan example bindings
 
 deps:
 	@scripts/install-deps.sh
+
+deps-run:
+	@scripts/install-deps.sh run
+
+# What `make run` needs: the library, metaspace-lab and its backend executables (building the
+# metaspace-lab target builds them all), none of the tests or benchmarks.
+lab:
+	@echo "lab: configuring $(BUILD)/release (cmake --preset release)"
+	@cmake --preset release >/dev/null
+	@echo "lab: building the library, metaspace-lab and its backends (the tests are left to make test)"
+	cmake --build --preset release --target metaspace-lab
 
 release:
 	cmake --preset release >/dev/null

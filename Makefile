@@ -46,22 +46,34 @@ tsan:
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan --target concurrency_tests
 
-# The installed package, used the way a runtime would: find_package and pkg-config.
+# The installed package, used the way a runtime would: find_package and pkg-config, shared and
+# static, from C-only and C++ projects, each against a clean install. examples/readme_test.py runs
+# the README's quick start as written (its own install into a fresh ~/.local, then every consumer
+# the README shows); the rest builds examples/loaders against $(PREFIX).
 example: release
+	rm -rf $(PREFIX) $(BUILD)/example
 	cmake --install $(BUILD)/release --prefix $(PREFIX) >/dev/null
 	cmake -S examples/loaders -B $(BUILD)/example -G Ninja -DCMAKE_PREFIX_PATH=$(PREFIX) >/dev/null
 	cmake --build $(BUILD)/example
 	$(BUILD)/example/loaders
-	cc examples/loaders/loaders.c -o $(BUILD)/example/loaders-pc \
+	cc -std=c11 -Wall -Wextra -pedantic -Werror examples/loaders/loaders.c -o $(BUILD)/example/loaders-pc \
 	  $$(PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config --cflags --libs metaspace) \
 	  -Wl,-rpath,$(PREFIX)/lib
 	$(BUILD)/example/loaders-pc > /dev/null
 	! readelf -d $(BUILD)/example/loaders-pc | grep -q 'libstdc++'
-	cc examples/loaders/loaders.c -o $(BUILD)/example/loaders-static \
+	cc -std=c11 examples/loaders/loaders.c -o $(BUILD)/example/loaders-static \
 	  $$(PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig pkg-config --cflags --libs metaspace-static)
 	$(BUILD)/example/loaders-static > /dev/null
 	! readelf -d $(BUILD)/example/loaders-static | grep -q 'libmetaspace'
-	@echo "example: shared (pkg-config metaspace) and static (metaspace-static) C builds ran"
+	examples/readme_test.py $(BUILD)/readme
+	! readelf -d $(BUILD)/readme/examples/c-only/hello | grep -q 'libstdc++'
+	! readelf -d $(BUILD)/readme/examples/c-only/hello-static | grep -q 'libmetaspace'
+	! readelf -d $(BUILD)/readme/examples/c-only/build/hello-static | grep -q 'libmetaspace'
+	@# Under C++11, the first error is metaspace.hpp's #error, and none comes from inside the header.
+	! c++ -std=c++11 -fsyntax-only -I include examples/cpp/hello.cpp 2> $(BUILD)/example/cxx11.txt
+	grep -m1 'error:' $(BUILD)/example/cxx11.txt | grep -q 'metaspace.hpp needs C++14 or later'
+	test "$$(grep -c 'metaspace.hpp:.*error:' $(BUILD)/example/cxx11.txt)" = 1
+	@echo "example: C (CMake, pkg-config; shared and static) and C++ consumers ran against clean installs"
 
 # The bindings over the shared library: Python (ctypes, pytest) and Rust (cargo, if installed).
 bindings: release

@@ -5,7 +5,15 @@
 // Metaspace object it came from keeps the C metaspace alive (ms_destroy runs when the last of
 // them goes); destroying loaders after their metaspace is never a use of freed memory. Every
 // type is movable; a moved-from object is empty and may only be destroyed or assigned to.
+//
+// Needs C++14 or later. C++11 (and C, C11 or later) code uses the C API in metaspace.h directly.
 #pragma once
+
+#if defined(__cplusplus) && __cplusplus < 201402L
+// Everything below is left out, so that the compiler stops at this line rather than at a C++14
+// library call further down.
+#error "metaspace.hpp needs C++14 or later (-std=c++14); C++11 code can include metaspace.h, the C API"
+#else
 
 #include <metaspace/metaspace.h>
 
@@ -236,3 +244,5 @@ class ArchiveBuilder {
 };
 
 }  // namespace ms
+
+#endif  // C++14 or later

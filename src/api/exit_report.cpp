@@ -42,19 +42,62 @@ void report_survivors() {
   }
 }
 
+// A size as METASPACE_OPTIONS writes it (16k, 4m, 1g; bytes when no suffix divides it), or
+// `zero` for 0, which means a default or "no limit" depending on the field.
+struct SizeText {
+  char text[32];
+  SizeText(size_t bytes, const char* zero) {
+    static const char kSuffix[] = {'g', 'm', 'k'};
+    if (bytes == 0) {
+      std::snprintf(text, sizeof text, "%s", zero);
+      return;
+    }
+    for (int i = 0; i < 3; i++) {
+      size_t unit = size_t{1} << (10 * (3 - i));
+      if (bytes % unit == 0) {
+        std::snprintf(text, sizeof text, "%zu%c", bytes / unit, kSuffix[i]);
+        return;
+      }
+    }
+    std::snprintf(text, sizeof text, "%zu", bytes);
+  }
+};
+
+const char* reclaim_name(ms_reclaim_t r) {
+  switch (r) {
+    case MS_RECLAIM_NONE: return "none";
+    case MS_RECLAIM_BALANCED: return "balanced";
+    case MS_RECLAIM_AGGRESSIVE: return "aggressive";
+  }
+  return "?";
+}
+
+const char* report_name(int format) {
+  switch (format) {
+    case MS_REPORT_NONE: return "none";
+    case MS_REPORT_TEXT: return "text";
+    case MS_REPORT_JSON: return "json";
+  }
+  return "?";
+}
+
 }  // namespace
 
+// The settings by the names and units of METASPACE_OPTIONS (settings_options.cpp), not as the
+// enum values and byte counts of ms_settings_t.
 void on_create(ms_metaspace_t* ms, const ms_settings_t& s) {
   if (s.verbose) {
-    static const char* const kReclaim[] = {"none", "balanced", "aggressive"};
     std::fprintf(stderr,
-                 "libmetaspace %s: metaspace %p created: reclaim=%s granule=%zu root_chunk=%zu "
-                 "node=%zu class_space=%zu class_alignment=%zu max_committed=%zu "
-                 "gc_threshold=%zu checked=%d count_allocations=%d report_at_exit=%d\n",
-                 ms_version(), (void*)ms, kReclaim[s.reclaim], s.commit_granule_bytes,
-                 s.root_chunk_bytes, s.node_bytes, s.class_space_bytes, s.class_alignment_bytes,
-                 s.max_committed_bytes, s.gc_threshold_bytes, s.checked, s.count_allocations,
-                 s.report_at_exit);
+                 "libmetaspace %s: metaspace %p created: reclaim=%s granule=%s root_chunk=%s "
+                 "node=%s class_space=%s class_alignment=%zu max_committed=%s "
+                 "gc_threshold=%s checked=%d count_allocations=%d report_at_exit=%s\n",
+                 ms_version(), (void*)ms, reclaim_name(s.reclaim),
+                 SizeText(s.commit_granule_bytes, "default").text,
+                 SizeText(s.root_chunk_bytes, "default").text, SizeText(s.node_bytes, "default").text,
+                 SizeText(s.class_space_bytes, "default").text, s.class_alignment_bytes,
+                 SizeText(s.max_committed_bytes, "unlimited").text,
+                 SizeText(s.gc_threshold_bytes, "none").text, s.checked, s.count_allocations,
+                 report_name(s.report_at_exit));
   }
   if (s.report_at_exit == MS_REPORT_NONE && !s.verbose) return;
   auto* r = new Registered{ms, s.report_at_exit, s.verbose, nullptr};

@@ -145,4 +145,40 @@ TEST(SettingsOptions, ReportAtExitGoesToStderrAtDestroy) {
   EXPECT_NE(err.find("destroyed"), std::string::npos) << err;
 }
 
+// The verbose line at ms_create names the settings as METASPACE_OPTIONS does: reclaim and
+// report_at_exit by name, sizes with their suffix, 0 by what it means.
+TEST(SettingsOptions, VerboseLineAtCreateNamesTheSettings) {
+  ms_settings_t s = defaults();
+  ASSERT_EQ(ms_settings_parse(&s, "verbose=1,report_at_exit=json,reclaim=aggressive,"
+                                  "max_committed=256m,class_alignment=64"),
+            MS_OK);
+  testing::internal::CaptureStderr();
+  ms_metaspace_t* ms = ms_create(&s);
+  std::string line = testing::internal::GetCapturedStderr();
+  ASSERT_NE(ms, nullptr) << ms_last_error_text();
+  for (const char* part : {"reclaim=aggressive ", "granule=default ", "root_chunk=4m ", "node=64m ",
+                           "class_space=1g ", "class_alignment=64 ", "max_committed=256m ",
+                           "gc_threshold=none ", "checked=0 ", "count_allocations=0 ",
+                           "report_at_exit=json\n"}) {
+    EXPECT_NE(line.find(part), std::string::npos) << part << " not in: " << line;
+  }
+  testing::internal::CaptureStderr();
+  ms_destroy(ms);
+  testing::internal::GetCapturedStderr();
+
+  s = defaults();
+  ASSERT_EQ(ms_settings_parse(&s, "verbose=1,granule=16k,gc_threshold=3000"), MS_OK);
+  testing::internal::CaptureStderr();
+  ms = ms_create(&s);
+  line = testing::internal::GetCapturedStderr();
+  ASSERT_NE(ms, nullptr) << ms_last_error_text();
+  for (const char* part : {"reclaim=balanced ", "granule=16k ", "max_committed=unlimited ",
+                           "gc_threshold=3000 ", "report_at_exit=none\n"}) {
+    EXPECT_NE(line.find(part), std::string::npos) << part << " not in: " << line;
+  }
+  testing::internal::CaptureStderr();
+  ms_destroy(ms);
+  testing::internal::GetCapturedStderr();
+}
+
 }  // namespace

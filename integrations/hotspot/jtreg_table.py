@@ -11,7 +11,7 @@ import pathlib
 import re
 import sys
 
-LINE = re.compile(r"^(Passed|FAILED|Error):\s+(\S+)")
+LINE = re.compile(r"^(Passed|FAILED|Error):\s+(\S+\.java\S*)")
 TOTALS = re.compile(r"^Test results: (.*)$")
 
 

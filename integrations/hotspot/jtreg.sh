@@ -3,8 +3,13 @@
 # libmetaspace (on): the same libjvm.so, the flag the only difference. Prints one line per test
 # and the totals; the reports stay in WORK/jtreg-MODE.
 #
-#   integrations/hotspot/jtreg.sh [WORK] [off|on|both] [TEST...]
+#   integrations/hotspot/jtreg.sh [WORK] [off|on|on-env|both] [TEST...]
 #
+# on: the flag as a jtreg VM option (-vmoption), as HotSpot's own testing passes flags. The test
+# VM gets it, and so do the VMs a test starts through the test library with the test's options;
+# tests marked vm.flagless are then not run. on-env: the flag in JAVA_TOOL_OPTIONS, so that every
+# VM any test starts has it, flagless tests included (each prints "Picked up JAVA_TOOL_OPTIONS"
+# on stderr). both: off, on and on-env.
 # TEST defaults to the metaspace groups below (paths under test/hotspot/jtreg of the source).
 set -euo pipefail
 
@@ -19,12 +24,13 @@ if [ ${#tests[@]} -eq 0 ]; then
   tests=(runtime/Metaspace gc/metaspace runtime/ClassUnload gc/class_unloading
          runtime/CompressedOops vmTestbase/metaspace)
 fi
-[ "$modes" = both ] && modes="off on"
+[ "$modes" = both ] && modes="off on on-env"
 command -v jtreg >/dev/null || { echo "jtreg.sh: jtreg not found (apt-get install jtreg7)" >&2; exit 1; }
 
 for mode in $modes; do
   opts=()
   [ "$mode" = on ] && opts+=(-vmoption:-XX:+UseLibMetaspace)
+  [ "$mode" = on-env ] && opts+=(-e:JAVA_TOOL_OPTIONS=-XX:+UseLibMetaspace)
   out=$work/jtreg-$mode
   rm -rf "$out"
   mkdir -p "$out"

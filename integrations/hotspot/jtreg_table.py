@@ -2,7 +2,7 @@
 """Tables jtreg results (jtreg.sh): one run, or two side by side (flag off, flag on).
 
     jtreg_table.py DIR [--seconds N]        one run: totals and every test not passed
-    jtreg_table.py OFF_DIR ON_DIR           both: one row per test, and the totals
+    jtreg_table.py OFF_DIR ON_DIR [ENV_DIR] side by side: one row per test, and the totals
 
 DIR is a jtreg.sh output folder (summary.txt is jtreg's -v:summary output).
 """
@@ -53,15 +53,23 @@ def main():
         return 0
     off, off_totals = read(a.dirs[0])
     on, on_totals = read(a.dirs[1])
-    print("| test | flag off | flag on |")
-    print("|---|---|---|")
-    for test in sorted(set(off) | set(on)):
-        print(f"| {test} | {off.get(test, 'not run')} | {on.get(test, 'not run')} |")
+    env, env_totals = read(a.dirs[2]) if len(a.dirs) > 2 else ({}, "")
+    cols = ["flag off", "flag on (-vmoption)"] + (["flag on (JAVA_TOOL_OPTIONS)"] if env else [])
+    print("| test | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for test in sorted(set(off) | set(on) | set(env)):
+        cells = [off.get(test, "not run"), on.get(test, "not run")]
+        if env:
+            cells.append(env.get(test, "not run"))
+        print(f"| {test} | " + " | ".join(cells) + " |")
     print()
-    print(f"flag off: {off_totals}")
-    print(f"flag on:  {on_totals}")
-    worse = [t for t in off if off[t] == "pass" and on.get(t) != "pass"]
-    print(f"passed with the flag off but not on: {len(worse)}" + "".join(f"\n  {t}" for t in worse))
+    print(f"flag off:                    {off_totals}")
+    print(f"flag on (-vmoption):         {on_totals}")
+    if env:
+        print(f"flag on (JAVA_TOOL_OPTIONS): {env_totals}")
+    # With the flag, a test counts as passing if it passed either way it was given the flag.
+    worse = [t for t in off if off[t] == "pass" and on.get(t) != "pass" and env.get(t) != "pass"]
+    print(f"passed with the flag off but in no run with it: {len(worse)}" + "".join(f"\n  {t}" for t in worse))
     return 0
 
 

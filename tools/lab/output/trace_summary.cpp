@@ -58,6 +58,7 @@ void TraceSummary::add(const std::string& trace, const RunResult& result) {
     row.trace = trace;
     row.backend = b.name;
     row.error = b.error;
+    row.peak_live = peak_live(result);
     auto r = ratios(b.samples, [](const Sample& s) { return s.footprint; }, [](const Sample& s) { return s.live; });
     row.max_footprint_live = max_of(r);
     row.median_footprint_live = median_of(r);
@@ -176,10 +177,15 @@ std::string format_missed(double r) {
 }  // namespace
 
 std::string TraceSummary::goal_line() const {
-  std::string missed;
+  std::string missed, small;
   std::size_t judged = 0;
   for (const auto& r : rows) {
     if (r.backend != "elastic" || !r.error.empty() || r.max_footprint_live != r.max_footprint_live) continue;
+    if (r.peak_live < kTooSmallToJudgeBytes) {
+      small += fmt::format("{}{} (peak live {:.0f} KiB)", small.empty() ? "" : ", ", r.trace,
+                           static_cast<double>(r.peak_live) / 1024.0);
+      continue;
+    }
     ++judged;
     if (r.max_footprint_live <= kRealTraceGoal) continue;
     std::string floor;
@@ -188,11 +194,15 @@ std::string TraceSummary::goal_line() const {
                           f->worst.with_bookkeeping > kRealTraceGoal ? ": above the goal itself" : "");
     missed += fmt::format("{}{} {}{}", missed.empty() ? "" : ", ", r.trace, format_missed(r.max_footprint_live), floor);
   }
-  if (judged == 0) return "";
-  return missed.empty() ? fmt::format("elastic: footprint/live <= {:.2f} at every sample of all {} traces\n", kRealTraceGoal,
-                                      judged)
-                        : fmt::format("elastic above the goal (footprint/live <= {:.2f} at every sample): {}\n", kRealTraceGoal,
-                                      missed);
+  std::string out;
+  if (judged > 0)
+    out = missed.empty() ? fmt::format("elastic: footprint/live <= {:.2f} at every sample of all {} traces judged\n",
+                                       kRealTraceGoal, judged)
+                         : fmt::format("elastic above the goal (footprint/live <= {:.2f} at every sample): {}\n",
+                                       kRealTraceGoal, missed);
+  if (!small.empty())
+    out += fmt::format("too small to judge (peak live < {} KiB): {}\n", kTooSmallToJudgeBytes / 1024, small);
+  return out;
 }
 
 nlohmann::json TraceSummary::to_json() const {

@@ -126,9 +126,14 @@ void report(RunResult& result, const Scenario& scenario, const ReportOptions& op
     write_page("");
     std::fprintf(stdout, "wrote %s.json, %s.csv, %s.html\n", base.c_str(), base.c_str(), base.c_str());
   } else if (PlotBatch* batch = PlotBatch::current()) {
-    batch->add(base + ".json", base + ".png", write_page);
-    std::fprintf(stdout, "wrote %s.json, %s.csv (%s.png and .html when the figures are drawn)\n", base.c_str(),
-                 base.c_str(), base.c_str());
+    batch->add(base + ".json", base + ".png", [write_page, base](const std::string& problem) {
+      write_page(problem);
+      if (problem.empty())
+        std::fprintf(stdout, "wrote %s.png, %s.html\n", base.c_str(), base.c_str());
+      else
+        std::fprintf(stdout, "%s\nwrote %s.html\n", problem.c_str(), base.c_str());
+    });
+    std::fprintf(stdout, "wrote %s.json, %s.csv (the figure and the page follow)\n", base.c_str(), base.c_str());
   } else {
     const std::string problem = render_plot(base + ".json", base + ".png");
     if (!problem.empty()) std::fprintf(stdout, "%s\n", problem.c_str());
@@ -210,8 +215,14 @@ std::string write_trace_summary(const TraceSummary& summary, const std::string& 
     return fmt::format("wrote {0}.json, {0}.md, {0}.html", base);
   }
   if (PlotBatch* batch = PlotBatch::current()) {
-    batch->add(base + ".json", base + ".png", write_page);
-    return fmt::format("wrote {0}.json, {0}.md ({0}.png and .html when the figures are drawn)", base);
+    batch->add(base + ".json", base + ".png", [write_page, base](const std::string& problem) {
+      write_page(problem);
+      if (problem.empty())
+        std::fprintf(stdout, "wrote %s.png, %s.html\n", base.c_str(), base.c_str());
+      else
+        std::fprintf(stdout, "%s\nwrote %s.html\n", problem.c_str(), base.c_str());
+    });
+    return fmt::format("wrote {0}.json, {0}.md (the figure and the page follow)", base);
   }
   const std::string problem = render_plot(base + ".json", base + ".png");
   write_page(problem);

@@ -93,8 +93,11 @@ const TraceFloor* TraceSummary::floor_of(const std::string& trace) const {
 }
 
 std::string TraceSummary::format() const {
-  std::string out = fmt::format("{:<26} {:<12} {:>9} {:>10} {:>12} {:>9} {:>10} {:>9} {:>10}\n", "trace", "backend",
-                                "max f/l", "= memory", "+ bookkeep.", "median", "at HS max", "peak RSS", "valley RSS");
+  // The verdict first, then the table it is drawn from.
+  std::string out = goal_line();
+  if (!out.empty()) out += "\n";
+  out += fmt::format("{:<26} {:<12} {:>9} {:>10} {:>12} {:>9} {:>10} {:>9} {:>10}\n", "trace", "backend",
+                     "max f/l", "= memory", "+ bookkeep.", "median", "at HS max", "peak RSS", "valley RSS");
   std::string last;
   for (const auto& r : rows) {
     if (r.trace != last && !last.empty()) out += "\n";
@@ -122,7 +125,6 @@ std::string TraceSummary::format() const {
          "HotSpot's committed/live is highest; RSS in MiB above the process's baseline; floor = the least "
          "footprint/live an allocator that keeps blocks in place and cannot foresee deaths can expect "
          "(docs/placement-bound.md)\n";
-  out += goal_line();
   return out;
 }
 

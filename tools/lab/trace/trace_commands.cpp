@@ -47,7 +47,8 @@ int import_and_report(const std::string& log, const std::string& out, const Impo
   }
   std::filesystem::rename(tmp, out);
   std::printf("%s\n", counts.to_json().dump(2).c_str());
-  std::fprintf(stderr, "wrote %s: %llu events\n", out.c_str(), static_cast<unsigned long long>(events));
+  std::fprintf(stderr, "wrote %s: %llu events; replay it on every backend: metaspace-lab compare replay %s\n",
+               out.c_str(), static_cast<unsigned long long>(events), out.c_str());
   // Every JVM has one boot loader; a command that started several (a launcher that forks a JVM,
   // javac -J with a second VM) logs them into one file and their runs are merged.
   if (counts.boot_loaders > 1)

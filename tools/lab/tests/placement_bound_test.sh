@@ -46,4 +46,8 @@ for trace in "$dir"/*.trace.gz; do
     status=1
   fi
 done
+# Several traces at once (here the folder): each trace's points, then one row per trace of its worst.
+rows=$("$lab" placement-floor "$dir" | sed -n '/^worst point per trace:/,$p' | grep -c ' (live [0-9.]* MiB)$' || true)
+count=$(ls "$dir"/*.trace.gz | wc -l)
+[ "$rows" -eq "$count" ] || { echo "placement-floor DIR: $rows rows of worst points for $count traces"; status=1; }
 exit $status

@@ -5,7 +5,9 @@
 #   scripts/record-traces.sh [OUT_DIR] [NAME...]  # default: build/traces, every trace (the fixtures
 #                                                 # are not overwritten); KEEP_LOGS=1 keeps the raw logs
 #
-# JAVA_HOME selects the JDK (default: Temurin 25; the importer reads JDK 25 logs only). LAB selects
+# JAVA_HOME selects the JDK 25 (default: Temurin 25), JDK17_HOME the JDK 17 of the jdk17-* fixtures
+# (default: Debian's OpenJDK 17; skipped when missing), whose raw logs are kept as fixtures too
+# (they are the other log dialect, docs/hotspot-log.md). LAB selects
 # the lab executable (default: build/release/tools/lab/metaspace-lab). JIT threads allocate
 # concurrently, so two recordings of one program differ slightly: the counts the tests check are
 # those of the committed fixtures (tools/lab/tests/data/README.md), not of a new recording.
@@ -54,6 +56,24 @@ record jdk25-javac-sample "$bin/javac" -d "$work/javac-out" $(find "$src/javac-s
 # --execution local: the snippets run in jshell's own JVM (by default it starts a second JVM, and
 # the log would merge two runs); --no-startup: no default imports (the trace is 6 % smaller).
 record jdk25-jshell "$bin/jshell" --execution local --no-startup -q "$src/jshell/session.jsh"
+# JDK 17 logs the other dialect ("(non-class sm)" lines): `java -version` as a user runs it (the
+# JDK's default class-data sharing) and Unload, their raw logs kept (gzip) beside the traces.
+JDK17_HOME=${JDK17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+if [[ -x $JDK17_HOME/bin/java ]]; then
+  mkdir -p "$work/classes17"
+  "$JDK17_HOME/bin/javac" -d "$work/classes17" "$src"/loaders/*.java
+  record17() {  # as record, keeping the raw log of the same run as NAME.log.gz
+    local name=$1
+    shift
+    [[ $wanted == "  " || $wanted == *" $name "* ]] || return 0
+    echo "== $name: $*"
+    (cd "$work" && "$LAB" record -o "$out/$name.trace.gz" --keep-log "$work/$name.log" -- "$@" \
+      > "$out/$name.import.txt")
+    gzip -9 -c "$work/$name.log" > "$out/$name.log.gz"
+  }
+  record17 jdk17-version "$JDK17_HOME/bin/java" -version
+  record17 jdk17-unload "$JDK17_HOME/bin/java" -cp classes17 Unload
+fi
 # Not fixtures: the same programs with other parameters, to see how the library does on traces it
 # was not tuned on (docs/bookkeeping.md, "Dead loaders leave their handles", has their figures).
 # Recorded with VARIANTS=1, or by name.

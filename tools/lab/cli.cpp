@@ -17,6 +17,7 @@
 #include "file_locator.hpp"
 #include "hotspot_reference.hpp"
 #include "output/json_output.hpp"
+#include "output/plot.hpp"
 #include "output/report.hpp"
 #include "output/trace_summary.hpp"
 #include "runner.hpp"
@@ -143,7 +144,8 @@ int run_scenario(const Scenario& scenario, const ParamSet& params, const Workloa
   result.machine = describe_machine();
   ReportOptions report_options;
   if (compare) {
-    result.backends = compare_in_children(scenario.name(), backends, params.to_args(), run.quiet, report_options.notes);
+    result.backends = compare_in_children(scenario.name(), backends, params.to_args(), run.quiet, report_options.notes,
+                                          labels.base_name);
   } else {
     if (backends.size() > 1)
       report_options.notes.push_back("all backends ran in this one process, so RSS and mappings include the earlier "
@@ -170,7 +172,13 @@ int run_scenario(const Scenario& scenario, const ParamSet& params, const Workloa
   report_options.side_by_side = !labels.many;
   report_options.base_name = labels.base_name;
   report_options.command = labels.command;
-  report(result, scenario, report_options);
+  if (labels.many) report_options.index_page = "summary.html";
+  {
+    // One python3 process draws the run's figures (a batch the caller opened, or this one).
+    std::optional<PlotBatch> own_batch;
+    if (!PlotBatch::current()) own_batch.emplace(!run.quiet);
+    report(result, scenario, report_options);
+  }
   int status = 0;
   for (const auto& b : result.backends)
     if (!b.error.empty()) status = 1;
@@ -201,6 +209,7 @@ int run_replays(ReplayScenario& replay, const ParamSet& params, const WorkloadPa
   }
   TraceSummary summary;
   int status = 0;
+  PlotBatch figures(!run.quiet);  // every trace's figure and the summary's, drawn at the end
   for (std::size_t i = 0; i < traces.size(); ++i) {
     const std::string& t = traces[i];
     replay.trace = t;
@@ -216,6 +225,9 @@ int run_replays(ReplayScenario& replay, const ParamSet& params, const WorkloadPa
   if (!run.no_files) {
     const std::string written = write_trace_summary(summary, run.out_dir, !run.no_plot, command);
     std::fprintf(stdout, "%s\n", written.c_str());
+    std::fflush(stdout);
+    figures.draw();
+    std::fprintf(stdout, "open %s\n", (std::filesystem::path(run.out_dir) / "summary.html").string().c_str());
   }
   std::fflush(stdout);
   return status;

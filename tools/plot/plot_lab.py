@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Draws a metaspace-lab run (the JSON document of `metaspace-lab <scenario>`) into a PNG.
 
-usage: plot_lab.py RUN.json OUT.png        (a run: one figure for its scenario)
-       plot_lab.py summary.json OUT.png    (`compare replay A B ...`: the many-traces summary)
+usage: plot_lab.py [--progress] [--quiet-if-missing] RUN.json OUT.png [RUN.json OUT.png ...]
+       plot_lab.py --stdin [--progress] [--quiet-if-missing]   (lines "RUN.json<tab>OUT.png")
+(a run: one figure for its scenario; summary.json of `compare replay A B ...`: the summary)
+Every figure is drawn in this one process (starting Python and importing matplotlib costs more
+than a figure); with --stdin each as soon as its line arrives, which is how metaspace-lab draws the
+figures of earlier traces while later ones replay. --progress prints a line per figure on stderr.
+A figure that fails is reported and the others are still drawn (exit status 1 at the end).
 
 The figure depends on the scenario:
   interleaved, spikes, replay: footprint per backend against live (and HotSpot's committed), then
       footprint/live (HotSpot: committed/used, and committed/live where the trace gives live), then
       the RSS of each backend's process (HotSpot's whole-JVM RSS is not comparable and not drawn);
-      each panel ends where live, the library and HotSpot stay readable, points beyond are
-      triangles on the top edge and the title gives each clipped backend's maximum;
+      each panel is linear where live, the library and HotSpot stay readable, with a logarithmic
+      band above it (a broken axis) for a backend far beyond them, its maximum written beside it;
   threads: classes loaded per second and speed-up against the thread count, with the load;
   one-loader: footprint and class space per class against the class alignment;
   micro: footprint and RSS per loader at the peak, and footprint over the steps;
@@ -23,8 +28,9 @@ matplotlib is missing (metaspace-lab reports it), 2 on bad input.
 """
 import json
 import math
+import os
 import sys
-import textwrap
+import time
 
 NO_MATPLOTLIB = 3
 MIB = 1024.0 * 1024.0
@@ -36,8 +42,15 @@ try:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    # Slide-ready: text that stays readable when a figure is shown at the width of a page.
+    matplotlib.rcParams.update({"font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11,
+                                "legend.fontsize": 10, "xtick.labelsize": 10, "ytick.labelsize": 10})
 except ImportError:
-    sys.stderr.write("plot_lab.py: matplotlib is not installed (Debian: apt-get install python3-matplotlib)\n")
+    # --quiet-if-missing: metaspace-lab tries the next python3 and says itself if none has it.
+    if "--quiet-if-missing" not in sys.argv:
+        sys.stderr.write("plot_lab.py: matplotlib is not installed (Debian: apt-get install python3-matplotlib)\n")
     sys.exit(NO_MATPLOTLIB)
 
 # (colour, line style, marker) per backend, so that no series hides another and a backend looks
@@ -59,11 +72,15 @@ HOTSPOT = dict(color="#555555", linewidth=3, alpha=0.5, marker="*", markersize=1
 def style(name, n_points=0):
     color, line, marker = STYLES.get(name, ("#7f7f7f", "-", "."))
     every = max(1, n_points // 30) if n_points else 1
-    # Backends drawn earlier get larger markers, so one that coincides with a later one (elastic
-    # under elastic-16k and live, malloc under malloc-trim) still shows a rim around it.
-    order = list(STYLES).index(name) if name in STYLES else len(STYLES)
-    return dict(color=color, linestyle=line, marker=marker, markersize=8.5 - 0.45 * order, linewidth=1.6,
-                markevery=every)
+    if name == "elastic":
+        # The library's default: a thick solid line with filled markers on top of every other
+        # series, so a variant that coincides with it (elastic-16k) cannot hide it.
+        return dict(color=color, linestyle=line, marker=marker, markersize=6, linewidth=2.6, markevery=every,
+                    zorder=5)
+    # The others: hollow markers a little larger than elastic's, so one that coincides with a series
+    # drawn over it still shows a ring around it.
+    return dict(color=color, linestyle=line, marker=marker, markersize=8, linewidth=1.5, markevery=every,
+                markerfacecolor="white", markeredgecolor=color, markeredgewidth=1.4, zorder=3)
 
 
 def same_as(ys, drawn):
@@ -76,26 +93,79 @@ def same_as(ys, drawn):
     return None
 
 
-def draw_clipped(ax, xs, ys, top, label, **st):
-    """Draws a series on an axis that ends at `top`. Points above it leave the line and show as an
-    up-triangle on the top edge, so a clipped series is never taken for one that stops. Returns the
-    largest value above `top`, or None when everything fits."""
-    inside = [y if y == y and y <= top else math.nan for y in ys]
-    above = [(x, y) for x, y in zip(xs, ys) if y == y and y > top]
-    ax.plot(xs, inside, label=label, **st)
-    if not above:
-        return None
-    ax.plot([x for x, _ in above], [top] * len(above), linestyle="none", marker="^", color=st["color"],
-            markersize=9, markeredgecolor="black", markeredgewidth=0.5, clip_on=False, zorder=6)
-    return max(y for _, y in above)
+def log_ticks(lo, hi, most=4):
+    """1-2-5 steps between lo and hi (exclusive of lo), at most `most` of them, for a log band that
+    may span less than a decade."""
+    ticks = []
+    k = math.floor(math.log10(max(lo, 1e-12)))
+    while 10 ** k <= hi * 10:
+        ticks += [m * 10 ** k for m in (1, 2, 5) if lo * 1.05 < m * 10 ** k <= hi]
+        k += 1
+    while len(ticks) > most:
+        ticks = ticks[::2]
+    return ticks or [hi / 1.6]
 
 
-def beyond_note(beyond, top, unit=""):
-    """'▲ beyond 2.0: mimalloc (max 42.9), ...' for the panel title, or ''."""
-    if not beyond:
-        return ""
-    parts = ", ".join(f"{name} {value:.1f}{unit}" for name, value in sorted(beyond.items(), key=lambda kv: kv[1]))
-    return f"\n\u25b2 on the top edge = beyond {top:.1f}{unit}, max: {parts}"
+class BrokenAxis:
+    """A panel whose y axis is linear from `bottom` to `top` (where the series that matter differ)
+    with, when some series goes far beyond, a logarithmic band above it: every backend stays
+    visible and none squashes the others into one line. Each series far beyond has its maximum
+    written next to its highest point."""
+
+    def __init__(self, fig, spec, bottom, top, high, sharex=None):
+        self.bottom, self.top, self.high = bottom, top, high
+        if high is not None and high > top:
+            inner = spec.subgridspec(2, 1, height_ratios=[1, 3], hspace=0.05)
+            self.upper = fig.add_subplot(inner[0], sharex=sharex)
+            self.lower = fig.add_subplot(inner[1], sharex=sharex or self.upper)
+            self.upper.set_yscale("log")
+            self.upper.set_ylim(top, high * 1.6)
+            self.upper.yaxis.set_major_locator(matplotlib.ticker.FixedLocator(log_ticks(top, high * 1.6)))
+            self.upper.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+            self.upper.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            self.upper.spines["bottom"].set_visible(False)
+            self.lower.spines["top"].set_visible(False)
+            self.upper.tick_params(axis="x", which="both", bottom=False, labelbottom=False)
+            # The break marks: two short diagonals on each side of the gap.
+            kw = dict(marker=[(-1, -0.5), (1, 0.5)], markersize=10, linestyle="none", color="k", mec="k", mew=1,
+                      clip_on=False)
+            self.upper.plot([0, 1], [0, 0], transform=self.upper.transAxes, **kw)
+            self.lower.plot([0, 1], [1, 1], transform=self.lower.transAxes, **kw)
+            self.upper.grid(True, alpha=0.3)
+        else:
+            self.upper = None
+            self.lower = fig.add_subplot(spec, sharex=sharex)
+        self.lower.set_ylim(bottom, top)
+        self.labelled = []
+
+    def plot(self, xs, ys, **kw):
+        self.lower.plot(xs, ys, **kw)
+        if self.upper is None:
+            return
+        kw = {k: v for k, v in kw.items() if k != "label"}
+        self.upper.plot(xs, ys, **kw)
+        far = [(x, y) for x, y in zip(xs, ys) if y == y and y > self.top]
+        if far:
+            x, y = max(far, key=lambda p: p[1])
+            self.labelled.append((x, y, kw.get("color", "black")))
+
+    def finish(self, unit=""):
+        """Writes the far series' maxima, staggered so that neighbours do not overlap."""
+        for k, (x, y, color) in enumerate(sorted(self.labelled, key=lambda p: p[1])):
+            self.upper.annotate(f"{y:.1f}{unit}", (x, y), xytext=(8, -4 - 9 * (k % 2)), textcoords="offset points",
+                                fontsize=9, color=color, fontweight="bold", zorder=7,
+                                bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1))
+
+    def set_ylabel(self, text):
+        self.lower.set_ylabel(text)
+        if self.upper is not None:
+            self.upper.set_ylabel("log")
+
+    def set_title(self, text, **kw):
+        (self.upper or self.lower).set_title(text, **kw)
+
+    def axes(self):
+        return [a for a in (self.upper, self.lower) if a is not None]
 
 
 def label(sample):
@@ -103,12 +173,10 @@ def label(sample):
 
 
 def title_lines(run, what):
+    """'replay jdk25-unload: footprint against live'. The command line (with its paths) is in the
+    JSON and on the HTML page, not on a figure meant for slides."""
     name = run.get("label") or ""
-    head = f"metaspace-lab {run['scenario']}" + (f": {name}" if name else "") + f" — {what}"
-    command = run.get("command", "")
-    if command:
-        head += "\n" + "\n".join(textwrap.wrap(command, 110))
-    return head
+    return f"{run['scenario']}" + (f" {name}" if name else "") + f": {what}"
 
 
 def thin_xticks(ax, steps):
@@ -116,11 +184,11 @@ def thin_xticks(ax, steps):
     every = max(1, math.ceil(len(steps) / MAX_XTICKS))
     ticks = list(range(0, len(steps), every))
     ax.set_xticks(ticks)
-    ax.set_xticklabels([steps[i] for i in ticks], rotation=50, ha="right", fontsize=8)
+    ax.set_xticklabels([steps[i] for i in ticks], rotation=50, ha="right", fontsize=10)
 
 
 def legend(ax):
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(fontsize=10, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 def judged(samples, den):
@@ -133,10 +201,15 @@ def footprint(s):
     return s.get("footprint", s["committed"])
 
 
+def save_png(fig, out):
+    # zlib level 3: much quicker than the default level for files slightly larger.
+    fig.savefig(out, dpi=100, pil_kwargs={"compress_level": 3})
+
+
 def save(fig, out, title):
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(title, fontsize=13)
     fig.tight_layout()
-    fig.savefig(out, dpi=100)
+    save_png(fig, out)
 
 
 def axes_by(ax_list, xs, label, xlabel):
@@ -167,14 +240,12 @@ def plot_over_steps(run, out):
                 ys.append(value(s))
         return xs, ys
 
-    fig, (ax_mem, ax_ratio, ax_rss) = plt.subplots(
-        3, 1, figsize=(13, 14), sharex=True, gridspec_kw={"height_ratios": [3, 2, 2]})
-
     def ratio_of(s):
         return footprint(s) / s["live"] if s["live"] else math.nan
 
-    # The axes end where the library, live and HotSpot stay readable: an allocator that holds many
-    # times live (mimalloc's 64 MiB segments on an 8 MiB trace) would squash them into one line.
+    # The linear part of each panel ends where the library, live and HotSpot stay readable: an
+    # allocator that holds many times live (mimalloc's 64 MiB segments on an 8 MiB trace) goes
+    # into the logarithmic band above it instead of squashing them into one line.
     live_peak = max(s["live"] for s in backends[0]["samples"]) / MIB
     refs = [r for r in run.get("references", []) if series(r["samples"], lambda s: 0)[0]]
     hotspot_peak = max([s["committed"] / MIB for r in refs for s in r["samples"]] + [0])
@@ -193,70 +264,87 @@ def plot_over_steps(run, out):
     focus = [y for b in backends if b["name"].startswith("elastic") for y in series(b["samples"], ratio_of)[1]
              if y == y]
     ratio_top = max([2.0] + [1.15 * y for y in focus + hotspot_ratios])
-
-    xs, ys = series(backends[0]["samples"], lambda s: s["live"] / MIB)
-    ax_mem.plot(xs, ys, color="black", linestyle="--", linewidth=2.5, label="live (requested, not freed)", zorder=1)
-    mem_beyond, ratio_beyond, rss_beyond = {}, {}, {}
     elastic_rss = max([s["rss"] / MIB for b in backends if b["name"].startswith("elastic") for s in b["samples"]] + [0])
     rss_top = 1.5 * max(live_peak, elastic_rss, 1e-9)
+
+    # What each backend draws in each panel, computed first: the panels' far bands need the maxima.
+    drawn = []
+    for b in backends:
+        ok = {label(s) for s in judged(b["samples"], lambda s: s["live"])}
+        drawn.append((b, series(b["samples"], lambda s: footprint(s) / MIB),
+                      series(b["samples"], lambda s: ratio_of(s) if label(s) in ok else math.nan),
+                      series(b["samples"], lambda s: s["rss"] / MIB)))
+
+    def high(k):
+        return max([y for d in drawn for y in d[k][1] if y == y] + [0])
+
+    fig = plt.figure(figsize=(14, 15))
+    # Fixed margins (the legends in the right one): a tight bounding box would draw the figure twice.
+    grid = fig.add_gridspec(3, 1, height_ratios=[3, 2.2, 2.2], hspace=0.3, left=0.07, right=0.74, top=0.965,
+                            bottom=0.1)
+    mem = BrokenAxis(fig, grid[0], 0, mem_top, high(1))
+    ratio = BrokenAxis(fig, grid[1], 0.9, ratio_top, high(2), sharex=mem.lower)
+    rss = BrokenAxis(fig, grid[2], 0, rss_top, high(3), sharex=mem.lower)
+
+    xs, ys = series(backends[0]["samples"], lambda s: s["live"] / MIB)
+    # Live on top of everything, thin and dashed: the reference every footprint is read against
+    # (elastic lies within a few per cent of it and would hide a line drawn under it).
+    mem.plot(xs, ys, color="black", linestyle=(0, (4, 3)), linewidth=1.6, label="live (requested, not freed)",
+             zorder=8)
     drawn_mem, drawn_ratio, drawn_rss = {}, {}, {}
 
-    def named(name, ys, drawn, suffix=""):
-        twin = same_as(ys, drawn)
-        drawn[name] = ys
+    def named(name, ys, seen, suffix=""):
+        twin = same_as(ys, seen)
+        seen[name] = ys
         return f"{name}{suffix}" + (f" (same as {twin})" if twin else "")
 
-    for b in backends:
+    for b, (mx, my), (rx, ry), (sx, sy) in drawn:
         st = style(b["name"], n)
-        xs, ys = series(b["samples"], lambda s: footprint(s) / MIB)
-        high = draw_clipped(ax_mem, xs, ys, mem_top, named(b["name"], ys, drawn_mem, " footprint"), zorder=3, **st)
-        if high is not None:
-            mem_beyond[b["name"]] = high
-        ok = {label(s) for s in judged(b["samples"], lambda s: s["live"])}
-        xs, ys = series(b["samples"], lambda s: ratio_of(s) if label(s) in ok else math.nan)
-        high = draw_clipped(ax_ratio, xs, ys, ratio_top, named(b["name"], ys, drawn_ratio), zorder=3, **st)
-        if high is not None:
-            ratio_beyond[b["name"]] = high
-        xs, ys = series(b["samples"], lambda s: s["rss"] / MIB)
-        high = draw_clipped(ax_rss, xs, ys, rss_top, named(b["name"], ys, drawn_rss), zorder=3, **st)
-        if high is not None:
-            rss_beyond[b["name"]] = high
+        mem.plot(mx, my, label=named(b["name"], my, drawn_mem), **st)
+        ratio.plot(rx, ry, label=named(b["name"], ry, drawn_ratio), **st)
+        rss.plot(sx, sy, label=named(b["name"], sy, drawn_rss), **st)
 
     for ref in refs:
         xs, ys = series(ref["samples"], lambda s: s["committed"] / MIB)
-        ax_mem.plot(xs, ys, label=f"{ref['name']} committed", **HOTSPOT)
+        mem.plot(xs, ys, label=f"{ref['name']} committed", **HOTSPOT)
         own_live = any(s["live"] != s["used"] for s in ref["samples"])
         _, used = series(ref["samples"], lambda s: s["used"] / MIB)
-        ax_mem.plot(xs, used, color="#555555", linewidth=1.2, linestyle=":", label=f"{ref['name']} used")
+        mem.plot(xs, used, color="#555555", linewidth=1.2, linestyle=":", label=f"{ref['name']} used")
         _, r = series(ref["samples"], lambda s: s["committed"] / s["used"] if s["used"] else math.nan)
-        ax_ratio.plot(xs, r, label=f"{ref['name']} committed/used (its own)", **HOTSPOT)
+        ratio.plot(xs, r, label=f"{ref['name']} committed/used (its own)", **HOTSPOT)
         if own_live:
             ok = {label(s) for s in judged(ref["samples"], lambda s: s["live"])}
             _, r = series(ref["samples"], lambda s: s["committed"] / s["live"] if label(s) in ok else math.nan)
-            ax_ratio.plot(xs, r, color="#555555", linewidth=1.5, linestyle="--", marker="*", markersize=6,
-                          label=f"{ref['name']} committed / trace live")
+            ratio.plot(xs, r, color="#555555", linewidth=1.5, linestyle="--", marker="*", markersize=6,
+                       label=f"{ref['name']} committed / trace live")
 
-    ax_ratio.axhline(ELASTIC_GOAL, color="green", linewidth=1, linestyle="--", label=f"goal {ELASTIC_GOAL}")
-    ax_mem.set_ylim(bottom=min(0, ax_mem.get_ylim()[0]), top=mem_top)
-    ax_ratio.set_ylim(0.9, ratio_top)
-    note = beyond_note(ratio_beyond, ratio_top)
+    ratio.lower.axhline(ELASTIC_GOAL, color="green", linewidth=1.2, linestyle="--", label=f"goal {ELASTIC_GOAL}")
+    mem.finish(" MiB")
+    ratio.finish()
+    rss.finish(" MiB")
 
-    ax_mem.set_title(title_lines(run, "footprint against live") + beyond_note(mem_beyond, mem_top, " MiB"),
-                     fontsize=10)
-    ax_mem.set_ylabel("MiB")
-    ax_ratio.set_title("footprint / live (samples with live below 1 % of the peak left out)" + note, fontsize=10)
-    ax_ratio.set_ylabel("ratio")
-    ax_rss.set_title("RSS of each backend's process above its baseline (the lab's own tables left out; "
-                     "HotSpot's whole-JVM RSS is not comparable)" + beyond_note(rss_beyond, rss_top, " MiB"),
-                     fontsize=10)
-    ax_rss.set_ylim(bottom=min(0, ax_rss.get_ylim()[0]), top=rss_top)
-    ax_rss.set_ylabel("MiB")
-    thin_xticks(ax_rss, steps)
-    for ax in (ax_mem, ax_ratio, ax_rss):
-        ax.grid(True, alpha=0.3)
-        legend(ax)
-    fig.tight_layout()
-    fig.savefig(out, dpi=100)
+    mem.set_title(title_lines(run, "footprint against live"), fontsize=13)
+    mem.set_ylabel("footprint (MiB)")
+    ratio.set_title("footprint / live (samples with live below 1 % of the peak left out)", fontsize=11)
+    ratio.set_ylabel("footprint / live (ratio)")
+    rss.set_title("RSS of each backend's process above its baseline (the lab's own tables left out; "
+                  "HotSpot's whole-JVM RSS is not comparable)", fontsize=11)
+    rss.set_ylabel("RSS (MiB)")
+    rss.lower.set_xlabel(x_axis_title(run))
+    thin_xticks(rss.lower, steps)
+    for panel in (mem, ratio):
+        panel.lower.tick_params(axis="x", labelbottom=False)
+    for panel in (mem, ratio, rss):
+        panel.lower.grid(True, alpha=0.3)
+        legend(panel.lower)
+    save_png(fig, out)
+
+
+def x_axis_title(run):
+    if run["scenario"] == "replay":
+        return ("sample (trace markers: gc N = HotSpot's GC N, peak, unload; deaths = the end of a run of "
+                "loader deaths)")
+    return "step (phase and step of the scenario)"
 
 
 def load_note(run):
@@ -328,8 +416,8 @@ def plot_one_loader(run, out):
     ax_cost.set_title("footprint per class, every backend", fontsize=10)
     ax_room.set_ylabel("class-space committed bytes per class")
     ax_room.set_title("class space per class (the library backends: the others have none)", fontsize=10)
-    ax_cost.legend(fontsize=8, loc="lower right")
-    ax_room.legend(fontsize=8, loc="lower right")
+    ax_cost.legend(fontsize=10, loc="lower right")
+    ax_room.legend(fontsize=10, loc="lower right")
     save(fig, out, title_lines(run, "cost against class alignment"))
 
 
@@ -359,7 +447,7 @@ def plot_micro(run, out):
     for i, (f, r) in enumerate(zip(foot, rss)):
         for dx, v in ((-0.2, f), (0.2, r)):
             ax_bar.annotate(f"{v:.1f}", (i + dx, v), xytext=(0, 2), textcoords="offset points",
-                            ha="center", fontsize=7, rotation=90)
+                            ha="center", fontsize=9, rotation=90)
     ax_bar.set_xticks(list(x))
     ax_bar.set_xticklabels(names, rotation=30, ha="right")
     ax_bar.set_yscale("log")
@@ -370,7 +458,7 @@ def plot_micro(run, out):
     ax_bar.set_ylabel("KiB per loader, all loaders alive (log; the value on each bar)")
     ax_bar.set_title("per loader at the peak: footprint (solid), RSS (hatched)", fontsize=10)
     ax_bar.grid(True, axis="y", alpha=0.3)
-    ax_bar.legend(fontsize=8, loc="upper left")
+    ax_bar.legend(fontsize=10, loc="upper left")
     steps = [label(s) for s in backends[0]["samples"]]
     drawn = {}
     for b in backends:
@@ -386,6 +474,7 @@ def plot_micro(run, out):
     ax_steps.set_ylim(bottom=0)  # nothing is negative: no mirrored half of the symlog axis
     ax_steps.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax_steps.set_ylabel("footprint MiB (log above 1)")
+    ax_steps.set_xlabel("step (phase and step of the scenario)")
     ax_steps.set_title("footprint while loading, then unloading in random order", fontsize=10)
     ax_steps.grid(True, alpha=0.3)
     legend(ax_steps)
@@ -408,27 +497,32 @@ def plot_startup(run, out):
     for i, (mode, label, color) in enumerate(STARTUP_MODES):
         xs = [j + (i - (len(STARTUP_MODES) - 1) / 2) * width for j in range(len(threads))]
         ys = [best[(mode, t)]["ready_ms"] if (mode, t) in best else 0 for t in threads]
-        bars = ax_t.bar(xs, ys, width, label=label, color=color)
-        ax_t.bar_label(bars, fmt="%.1f", fontsize=7)
+        create = [best[(mode, t)]["create_ms"] if (mode, t) in best else 0 for t in threads]
+        # Light: the whole start-up (ready); dark inside it: ms_create alone, what the verdict
+        # judges (the classes loaded after it cost every mode about the same).
+        bars = ax_t.bar(xs, ys, width, color=color, alpha=0.35, edgecolor=color)
+        ax_t.bar(xs, create, width, label=label, color=color)
+        ax_t.bar_label(bars, fmt="%.1f", fontsize=9)
     ax_t.set_xticks(range(len(threads)), [f"{t} thread{'s' if t > 1 else ''}" for t in threads])
-    ax_t.set_ylabel("time to ready (ms, best of the runs)")
-    ax_t.set_title("ms_create + the classes loaded after, by threads into the app loader", fontsize=10)
+    ax_t.set_ylabel("time (ms, best of the runs)")
+    ax_t.set_title("dark: ms_create (the verdict's); light: ready = ms_create + the classes loaded after",
+                   fontsize=10)
     ax_t.set_ylim(0, ax_t.get_ylim()[1] * 1.25)  # room for the legend above the tallest bar
-    ax_t.legend(fontsize=8, loc="upper center", ncol=2)
+    ax_t.legend(fontsize=10, loc="upper center", ncol=2)
     # Memory at the first thread count: RSS and PSS side by side per mode.
     t0 = threads[0]
-    names = [label for mode, label, _ in STARTUP_MODES if (mode, t0) in best]
+    names = [label.replace(" (", "\n(").replace(", ", ",\n") for mode, label, _ in STARTUP_MODES if (mode, t0) in best]
     rss = [best[(mode, t0)]["rss"] / MIB for mode, _, _ in STARTUP_MODES if (mode, t0) in best]
     pss = [best[(mode, t0)]["pss"] / MIB for mode, _, _ in STARTUP_MODES if (mode, t0) in best]
     xs = range(len(names))
     b1 = ax_m.bar([x - 0.2 for x in xs], rss, 0.4, label="RSS", color="#7f7f7f")
     b2 = ax_m.bar([x + 0.2 for x in xs], pss, 0.4, label="PSS", color="#2ca02c")
-    ax_m.bar_label(b1, fmt="%.1f", fontsize=7)
-    ax_m.bar_label(b2, fmt="%.1f", fontsize=7)
-    ax_m.set_xticks(list(xs), names, fontsize=8)
+    ax_m.bar_label(b1, fmt="%.1f", fontsize=9)
+    ax_m.bar_label(b2, fmt="%.1f", fontsize=9)
+    ax_m.set_xticks(list(xs), names, fontsize=10)
     ax_m.set_ylabel("MiB gained by start-up")
     ax_m.set_title(f"memory at {t0} thread{'s' if t0 > 1 else ''}", fontsize=10)
-    ax_m.legend(fontsize=8)
+    ax_m.legend(fontsize=10)
     if pairs:
         # Two processes at once: the archive's pages are shared (PSS half of RSS), built metadata
         # is not. The first process of each pair (the second measured the same, within 1 %).
@@ -437,19 +531,18 @@ def plot_startup(run, out):
         xs = range(len(pairs))
         b1 = ax_p.bar([x - 0.2 for x in xs], [q["rss"][0] / MIB for q in pairs], 0.4, label="RSS", color="#7f7f7f")
         b2 = ax_p.bar([x + 0.2 for x in xs], [q["pss"][0] / MIB for q in pairs], 0.4, label="PSS", color="#2ca02c")
-        ax_p.bar_label(b1, fmt="%.1f", fontsize=7)
-        ax_p.bar_label(b2, fmt="%.1f", fontsize=7)
-        ax_p.set_xticks(list(xs), names, fontsize=8)
+        ax_p.bar_label(b1, fmt="%.1f", fontsize=9)
+        ax_p.bar_label(b2, fmt="%.1f", fontsize=9)
+        ax_p.set_xticks(list(xs), names, fontsize=10)
         ax_p.set_ylabel("MiB gained, each of two processes")
         ax_p.set_title("two processes at once", fontsize=10)
         ax_p.set_ylim(0, ax_p.get_ylim()[1] * 1.15)
-        ax_p.legend(fontsize=8, loc="upper center", ncol=2)
+        ax_p.legend(fontsize=10, loc="upper center", ncol=2)
     p = run["params"]
-    title = (f"start-up: {p['classes']} classes archived, {p['loaded_after']} loaded after\n{run.get('command', '')}" +
-             load_note(run))
-    fig.suptitle(title, fontsize=10)
+    title = f"start-up: {p['classes']} classes archived, {p['loaded_after']} loaded after" + load_note(run)
+    fig.suptitle(title, fontsize=13)
     fig.tight_layout()
-    fig.savefig(out, dpi=100)
+    save_png(fig, out)
 
 
 def plot_summary(summary, out):
@@ -461,7 +554,9 @@ def plot_summary(summary, out):
     for r in summary["rows"]:
         if r["backend"] not in backends:
             backends.append(r["backend"])
-    fig, ax = plt.subplots(figsize=(max(9, 1.6 * len(traces) + 4), 6.5))
+    # 14 inches at 100 dpi: the page shows the figure at its own size, so its text is 10-13 px.
+    fig = plt.figure(figsize=(14, 7.5))
+    fig.subplots_adjust(left=0.07, right=0.72, top=0.92, bottom=0.2)
     width = 0.8 / max(1, len(backends) + 1)
     points = {}  # name -> (xs, ys)
     for k, name in enumerate(backends):
@@ -479,80 +574,117 @@ def plot_summary(summary, out):
                 xs.append(i - 0.4 + (len(backends) + 0.5) * width)
                 own.append(h["max_committed_used"])
                 live.append(h["max_committed_live"])
-    # A linear axis over the range where the library, malloc and HotSpot differ (1.0-1.6 on the
-    # real traces, at most up to 2.2): on a log axis up to mimalloc's 40x they were one blur at 1. What lies beyond is
-    # a triangle on the top edge with its value written beside it.
+    # Linear over the range where the library, malloc and HotSpot differ (1.0-1.6 on the real
+    # traces, at most up to 2.2); mimalloc's and jemalloc's 10-40x go into the logarithmic band
+    # above it, each with its value written beside it.
     values = [y for _, ys in points.values() for y in ys] + [y for y in own + live if y is not None]
     top = max(1.5, min(2.2, 1.1 * max(values + [0])))
+    grid = fig.add_gridspec(1, 1)
+    panel = BrokenAxis(fig, grid[0], 0.95, top, max(values + [0]))
+    ax = panel.lower
     for k, (name, (pxs, pys)) in enumerate(points.items()):
         st = style(name)
-        inside = [(x, y) for x, y in zip(pxs, pys) if y <= top]
-        ax.plot([x for x, _ in inside], [y for _, y in inside], linestyle="none", marker=st["marker"],
-                color=st["color"], markersize=8, label=name)
-        for x, y in zip(pxs, pys):
-            if y > top:
-                ax.plot([x], [top], linestyle="none", marker="^", color=st["color"], markersize=9,
-                        markeredgecolor="black", markeredgewidth=0.5, clip_on=False, zorder=6)
-                # Neighbouring backends' values alternate between two rows, so they never overlap.
-                ax.annotate(f"{y:.1f}", (x, top), xytext=(0, -14 - 10 * (k % 2)), textcoords="offset points",
-                            ha="center",
-                            fontsize=7, color=st["color"])
-    ax.plot(xs, own, linestyle="none", marker="*", color="#555555", markersize=13, label="HotSpot committed/used")
+        for a in panel.axes():
+            a.plot(pxs, pys, linestyle="none", marker=st["marker"], color=st["color"], markersize=10,
+                   markerfacecolor=st.get("markerfacecolor", st["color"]), markeredgewidth=1.6,
+                   label=name if a is ax else None, zorder=st["zorder"])
+        if panel.upper is not None:
+            for x, y in zip(pxs, pys):
+                if y > top:
+                    panel.upper.annotate(f"{y:.1f}", (x, y), xytext=(0, 7), textcoords="offset points",
+                                         ha="center", fontsize=9, color=st["color"], fontweight="bold")
+    ax.plot(xs, own, linestyle="none", marker="*", color="#555555", markersize=14, label="HotSpot committed/used")
     ax.plot([x + 0.5 * width for x in xs], live, linestyle="none", marker="*", markerfacecolor="white",
-            color="#555555", markersize=13, label="HotSpot committed / trace live")
-    ax.axhline(ELASTIC_GOAL, color="green", linewidth=1, linestyle="--", label=f"goal {ELASTIC_GOAL}")
+            color="#555555", markersize=14, label="HotSpot committed / trace live")
+    ax.axhline(ELASTIC_GOAL, color="green", linewidth=1.2, linestyle="--", label=f"goal {ELASTIC_GOAL}")
     # The placement floor (docs/placement-bound.md): a bar across the trace's group, so a miss
     # above it reads as the allocator's and one under it as the trace's.
-    floor_label = "placement floor (no allocator that keeps blocks in place expects less)"
+    floor_label = "placement floor"
     for i, t in enumerate(traces):
         for f in summary.get("placement_floor", []):
             if f["trace"] == t and f["with_bookkeeping"] is not None and f["with_bookkeeping"] <= top:
                 ax.hlines(f["with_bookkeeping"], i - 0.42, i + 0.42, colors="black", linewidth=2, zorder=4,
                           label=floor_label)
                 floor_label = None
-    ax.set_ylim(0.95, top)
-    ax.plot([], [], linestyle="none", marker="^", color="white", markeredgecolor="black",
-            label=f"beyond {top:.2f} (value below it)")
     ax.set_xticks(range(len(traces)))
-    ax.set_xticklabels(traces, rotation=20, ha="right")
-    for i in range(1, len(traces)):
-        ax.axvline(i - 0.5, color="#dddddd", linewidth=1)
-    ax.set_ylabel("worst footprint / live")
+    ax.set_xticklabels(traces, rotation=25, ha="right")
+    ax.set_xlim(-0.5, len(traces) - 0.5)
+    for a in panel.axes():
+        for i in range(1, len(traces)):
+            a.axvline(i - 0.5, color="#dddddd", linewidth=1)
+    ax.set_xlabel("trace")
+    ax.set_ylabel("worst footprint / live (ratio)")
     ax.grid(True, axis="y", alpha=0.3)
     legend(ax)
-    head = f"metaspace-lab: worst footprint/live per trace and backend ({len(traces)} traces)"
-    if summary.get("command"):
-        head += "\n" + "\n".join(textwrap.wrap(summary["command"], 110))
-    ax.set_title(head, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=100)
+    panel.set_title(f"worst footprint/live per trace and backend ({len(traces)} traces)", fontsize=13)
+    save_png(fig, out)
+
+
+def draw(json_path, out):
+    with open(json_path) as f:
+        run = json.load(f)
+    if run.get("scenario") == "startup":
+        plot_startup(run, out)
+    elif "rows" in run:
+        plot_summary(run, out)
+    elif not any(b["samples"] for b in run["backends"]):
+        raise ValueError("no samples to plot")
+    elif run["scenario"] == "threads":
+        plot_threads(run, out)
+    elif run["scenario"] == "one-loader":
+        plot_one_loader(run, out)
+    elif run["scenario"] == "micro":
+        plot_micro(run, out)
+    else:
+        plot_over_steps(run, out)
+    plt.close("all")
+
+
+def draw_one(json_path, out, progress, label):
+    """Draws one figure; False (and a message) if it failed: one bad figure must not cost the others."""
+    start = time.monotonic()
+    try:
+        draw(json_path, out)
+    except Exception as e:
+        plt.close("all")
+        sys.stderr.write(f"plot_lab.py: {json_path}: {type(e).__name__}: {e}\n")
+        return False
+    if progress:
+        # One write per line: the lab prints its own progress lines meanwhile.
+        sys.stderr.write(f"{label} drew {os.path.basename(out)} in {time.monotonic() - start:.1f} s\n")
+        sys.stderr.flush()
+    return True
 
 
 def main(argv):
-    if len(argv) != 3:
+    args = argv[1:]
+    progress = "--progress" in args
+    stdin = "--stdin" in args
+    args = [a for a in args if a not in ("--progress", "--quiet-if-missing", "--stdin")]
+    if stdin:
+        # "JSON<tab>PNG" lines, each drawn as it arrives (metaspace-lab sends them while it goes on
+        # replaying), until the end of the input.
+        if args:
+            sys.stderr.write(__doc__)
+            return 2
+        failed = drawn = 0
+        for line in iter(sys.stdin.readline, ""):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) != 2:
+                sys.stderr.write(f"plot_lab.py: bad input line {line!r}: expected JSON<tab>PNG\n")
+                failed += 1
+                continue
+            drawn += 1
+            failed += not draw_one(parts[0], parts[1], progress, f"[figure {drawn}]")
+        return 1 if failed else 0
+    if not args or len(args) % 2:
         sys.stderr.write(__doc__)
         return 2
-    with open(argv[1]) as f:
-        run = json.load(f)
-    if run.get("scenario") == "startup":
-        plot_startup(run, argv[2])
-        return 0
-    if "rows" in run:
-        plot_summary(run, argv[2])
-        return 0
-    if not any(b["samples"] for b in run["backends"]):
-        sys.stderr.write("plot_lab.py: no samples to plot\n")
-        return 2
-    kind = run["scenario"]
-    if kind == "threads":
-        plot_threads(run, argv[2])
-    elif kind == "one-loader":
-        plot_one_loader(run, argv[2])
-    elif kind == "micro":
-        plot_micro(run, argv[2])
-    else:
-        plot_over_steps(run, argv[2])
-    return 0
+    pairs = list(zip(args[0::2], args[1::2]))
+    failed = 0
+    for i, (json_path, out) in enumerate(pairs, 1):
+        failed += not draw_one(json_path, out, progress, f"[{i}/{len(pairs)}]")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ namespace lab {
 
 std::vector<BackendRun> compare_in_children(const std::string& scenario, const std::vector<std::string>& backends,
                                             const std::vector<std::string>& forwarded_args, bool quiet,
-                                            std::vector<std::string>& notes) {
+                                            std::vector<std::string>& notes, const std::string& label) {
+  const std::string what = label.empty() || label == scenario ? scenario : scenario + " " + label;
   std::vector<BackendRun> runs;
   for (std::size_t i = 0; i < backends.size(); ++i) {
     const auto& name = backends[i];
@@ -31,7 +32,7 @@ std::vector<BackendRun> compare_in_children(const std::string& scenario, const s
     if (quiet) argv.push_back("--quiet");
     argv.insert(argv.end(), forwarded_args.begin(), forwarded_args.end());
 
-    if (!quiet) std::fprintf(stderr, "[%zu/%zu] %s (%s)\n", i + 1, backends.size(), name.c_str(), entry->executable.c_str());
+
     const auto start = std::chrono::steady_clock::now();
     ChildStreamParser parser;
     const int status = run_process(argv, [&](const std::string& line) { parser.feed(line); });
@@ -45,7 +46,10 @@ std::vector<BackendRun> compare_in_children(const std::string& scenario, const s
     }
     if (!quiet) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::fprintf(stderr, "      done in %.1f s%s\n", s, child_runs.back().error.empty() ? "" : " (FAILED)");
+      // One whole line per backend when its process ends (the figures of earlier traces are drawn
+      // meanwhile by a process that writes lines of its own).
+      std::fprintf(stderr, "[%zu/%zu] %s: %s (%s) %.1f s%s\n", i + 1, backends.size(), what.c_str(), name.c_str(),
+                   entry->executable.c_str(), s, child_runs.back().error.empty() ? "" : " FAILED");
     }
     for (auto& r : child_runs) runs.push_back(std::move(r));
   }

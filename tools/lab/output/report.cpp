@@ -38,6 +38,14 @@ std::vector<std::vector<std::string>> overview_rows(const RunResult& result) {
   return rows;
 }
 
+// The load averages as the machine reports them, rounded: "0.84 1.12 1.30 (1, 5, 15 min)".
+std::string format_load(const nlohmann::json& loads) {
+  if (!loads.is_array() || loads.empty()) return loads.dump();
+  std::string out;
+  for (const auto& l : loads) out += fmt::format("{}{:.2f}", out.empty() ? "" : " ", l.get<double>());
+  return out + (loads.size() == 3 ? " (1, 5, 15 min)" : "");
+}
+
 std::string title_of(const RunResult& result) {
   return result.label.empty() ? fmt::format("metaspace-lab {}", result.scenario)
                               : fmt::format("metaspace-lab {}: {}", result.scenario, result.label);
@@ -51,10 +59,15 @@ void report(RunResult& result, const Scenario& scenario, const ReportOptions& op
   result.command = options.command;
   if (options.base_name != result.scenario) result.label = options.base_name;
 
-  // A replay has no seed of its own; the trace names the run.
+  // The verdict first: the tables after it are what it is drawn from.
   std::string out = result.label.empty()
-                        ? fmt::format("metaspace-lab {} (seed {})\n\n", result.scenario, result.params.value("seed", 0))
-                        : fmt::format("metaspace-lab {} {}\n\n", result.scenario, result.label);
+                        ? fmt::format("metaspace-lab {} (seed {})\n", result.scenario, result.params.value("seed", 0))
+                        : fmt::format("metaspace-lab {} {}\n", result.scenario, result.label);
+  for (const auto& b : result.backends)
+    if (!b.error.empty()) out += fmt::format("FAILED {}: {}\n", b.name, b.error);
+  out += "verdict:\n";
+  for (const auto& v : result.verdict) out += "  " + v + "\n";
+  out += "\n";
   if (options.step_tables) out += format_step_tables(result);
   std::string side_by_side;
   if (result.backends.size() + result.references.size() > 1) side_by_side = format_side_by_side(result);
@@ -62,10 +75,6 @@ void report(RunResult& result, const Scenario& scenario, const ReportOptions& op
   const std::string summary = scenario.summary(result);
   if (!summary.empty()) out += summary + "\n";
   for (const auto& n : options.notes) out += "note: " + n + "\n";
-  for (const auto& b : result.backends)
-    if (!b.error.empty()) out += fmt::format("FAILED {}: {}\n", b.name, b.error);
-  out += "verdict:\n";
-  for (const auto& v : result.verdict) out += "  " + v + "\n";
   std::fputs(out.c_str(), stdout);
   std::fflush(stdout);
 
@@ -76,52 +85,62 @@ void report(RunResult& result, const Scenario& scenario, const ReportOptions& op
           .string();
   write_json(result, base + ".json");
   write_csv(result, base + ".csv");
-  std::string written = fmt::format("wrote {0}.json, {0}.csv, {0}.html", base);
-  std::string problem;
-  if (options.plot) {
-    problem = render_plot(base + ".json", base + ".png");
-    if (problem.empty()) {
-      written += fmt::format(" and the plot {}.png", base);
-    } else {
-      std::fprintf(stdout, "%s\n", problem.c_str());
-    }
-  }
 
-  HtmlReport html(title_of(result));
-  html.paragraph("Command: " + options.command);
-  const auto& m = result.machine;
-  if (m.contains("load_average"))
-    html.paragraph(fmt::format("Machine: {} CPUs, {}, load average {} at {}", m.value("cpus", 0),
-                               m.value("kernel", std::string()), m["load_average"].dump(),
-                               m.value("time_utc", std::string())));
-  if (options.plot && problem.empty()) {
-    html.figure(base + ".png", title_of(result));
-  } else if (options.plot) {
-    html.paragraph(problem);
+  // The page embeds the figure, so it is written once the figure is drawn: now, or when the
+  // command's batch draws all its figures.
+  auto write_page = [result, summary, side_by_side, options, base](const std::string& problem) {
+    HtmlReport html(title_of(result));
+    if (!options.index_page.empty())
+      html.link_paragraph("\u2190 all traces: ", options.index_page, std::filesystem::path(options.index_page).stem().string());
+    html.paragraph("Command: " + options.command);
+    const auto& m = result.machine;
+    if (m.contains("load_average"))
+      html.paragraph(fmt::format("Machine: {} CPUs, {}, load average {} at {}", m.value("cpus", 0),
+                                 m.value("kernel", std::string()), format_load(m["load_average"]),
+                                 m.value("time_utc", std::string())));
+    html.heading("Verdict");
+    html.verdict(result.verdict);
+    if (options.plot && problem.empty()) {
+      html.figure(base + ".png", title_of(result));
+    } else if (options.plot) {
+      html.paragraph(problem);
+    }
+    html.heading("Backends");
+    html.table(overview_rows(result));
+    if (!summary.empty()) {
+      html.heading("Scenario summary");
+      html.preformatted(summary);
+    }
+    if (!side_by_side.empty()) {
+      html.heading("Side by side, per step");
+      html.preformatted(side_by_side);
+    }
+    for (const auto& n : options.notes) html.paragraph("Note: " + n);
+    html.paragraph(fmt::format("Files: {0}.json (every sample), {0}.csv. footprint = committed + the allocator's "
+                               "bookkeeping outside it; RSS is above the process's own baseline, the lab's tables "
+                               "left out (tools/lab/README.md).",
+                               std::filesystem::path(base).filename().string()));
+    html.write(base + ".html");
+  };
+  if (!options.plot) {
+    write_page("");
+    std::fprintf(stdout, "wrote %s.json, %s.csv, %s.html\n", base.c_str(), base.c_str(), base.c_str());
+  } else if (PlotBatch* batch = PlotBatch::current()) {
+    batch->add(base + ".json", base + ".png", [write_page, base](const std::string& problem) {
+      write_page(problem);
+      if (problem.empty())
+        std::fprintf(stdout, "wrote %s.png, %s.html\n", base.c_str(), base.c_str());
+      else
+        std::fprintf(stdout, "%s\nwrote %s.html\n", problem.c_str(), base.c_str());
+    });
+    std::fprintf(stdout, "wrote %s.json, %s.csv (the figure and the page follow)\n", base.c_str(), base.c_str());
+  } else {
+    const std::string problem = render_plot(base + ".json", base + ".png");
+    if (!problem.empty()) std::fprintf(stdout, "%s\n", problem.c_str());
+    write_page(problem);
+    std::fprintf(stdout, "wrote %s.json, %s.csv, %s.html%s\n", base.c_str(), base.c_str(), base.c_str(),
+                 problem.empty() ? fmt::format(" and the plot {}.png", base).c_str() : "");
   }
-  html.heading("Verdict");
-  html.preformatted([&] {
-    std::string v;
-    for (const auto& line : result.verdict) v += line + "\n";
-    return v;
-  }());
-  html.heading("Backends");
-  html.table(overview_rows(result));
-  if (!summary.empty()) {
-    html.heading("Scenario summary");
-    html.preformatted(summary);
-  }
-  if (!side_by_side.empty()) {
-    html.heading("Side by side, per step");
-    html.preformatted(side_by_side);
-  }
-  for (const auto& n : options.notes) html.paragraph("Note: " + n);
-  html.paragraph(fmt::format("Files: {0}.json (every sample), {0}.csv. footprint = committed + the allocator's "
-                             "bookkeeping outside it; RSS is above the process's own baseline, the lab's tables "
-                             "left out (tools/lab/README.md).",
-                             std::filesystem::path(base).filename().string()));
-  html.write(base + ".html");
-  std::fprintf(stdout, "%s\n", written.c_str());
 }
 
 std::string write_trace_summary(const TraceSummary& summary, const std::string& out_dir, bool plot,
@@ -140,52 +159,74 @@ std::string write_trace_summary(const TraceSummary& summary, const std::string& 
     out << summary.markdown();
     if (!out) throw std::runtime_error("cannot write " + base + ".md");
   }
-  std::string written = fmt::format("wrote {0}.json, {0}.md, {0}.html", base);
-  std::string problem;
-  if (plot) {
-    problem = render_plot(base + ".json", base + ".png");
-    if (problem.empty()) written += fmt::format(" and the plot {}.png", base);
+  auto write_page = [summary, command, base, plot](const std::string& problem) {
+    std::vector<std::string> traces;
+    for (const auto& r : summary.rows)
+      if (traces.empty() || traces.back() != r.trace) traces.push_back(r.trace);
+    HtmlReport html(fmt::format("metaspace-lab: {} traces replayed", traces.size()));
+    html.paragraph("Command: " + command);
+    if (const std::string goal = summary.goal_line(); !goal.empty()) {
+      html.heading("Verdict");
+      std::vector<std::string> lines;
+      std::string rest = goal;
+      for (std::size_t nl; (nl = rest.find('\n')) != std::string::npos; rest.erase(0, nl + 1)) lines.push_back(rest.substr(0, nl));
+      if (!rest.empty()) lines.push_back(rest);
+      html.verdict(lines);
+    }
+    html.heading("Traces");
+    std::vector<std::pair<std::string, std::string>> links;
+    for (const auto& t : traces) links.emplace_back(t + ".html", t);
+    html.link_list(links);
+    if (plot && problem.empty()) html.figure(base + ".png", "worst footprint/live per trace and backend");
+    if (!problem.empty()) html.paragraph(problem);
+    std::vector<std::vector<std::string>> rows = {
+        {"trace", "backend", "max footprint/live", "= memory (committed/live)", "+ bookkeeping (overhead/live)",
+         "median", "at HotSpot's worst", "peak RSS MiB", "valley RSS MiB"}};
+    for (const auto& r : summary.rows)
+      rows.push_back({r.trace, r.backend, format_ratio3(r.max_footprint_live), format_ratio3(r.committed_at_max),
+                      format_ratio3(r.overhead_at_max), format_ratio3(r.median_footprint_live),
+                      format_ratio3(r.at_hotspot_worst), mib(r.peak_rss), mib(r.valley_rss)});
+    html.heading("Per trace and backend");
+    html.table(rows, /*link_first_column=*/".html");
+    std::vector<std::vector<std::string>> hs = {
+        {"trace", "HotSpot max committed/used", "median committed/used", "max committed / trace live", "points"}};
+    for (const auto& h : summary.hotspot)
+      hs.push_back({h.trace, format_ratio3(h.max_own), format_ratio3(h.median_own), format_ratio3(h.max_live),
+                    std::to_string(h.points)});
+    html.heading("HotSpot on the same traces (its own figures)");
+    html.table(hs, ".html");
+    if (!summary.floors.empty()) {
+      std::vector<std::vector<std::string>> fl = {
+          {"trace", "placement floor", "of it: memory", "of it: loader objects and dead handles", "at"}};
+      for (const auto& f : summary.floors)
+        fl.push_back({f.trace, format_ratio3(f.worst.with_bookkeeping), format_ratio3(f.worst.memory),
+                      format_ratio3(f.worst.bookkeeping()), f.worst.label});
+      html.heading("Placement floor");
+      html.paragraph("The least footprint/live an allocator that keeps every block where it put it, gives memory back "
+                     "a page at a time and cannot foresee which loaders die first can expect at the trace's worst "
+                     "point, a marker or the end of a run of deaths (docs/placement-bound.md; metaspace-lab "
+                     "placement-floor TRACE prints every point).");
+      html.table(fl, ".html");
+    }
+    html.write(base + ".html");
+  };
+  if (!plot) {
+    write_page("");
+    return fmt::format("wrote {0}.json, {0}.md, {0}.html", base);
   }
-  std::vector<std::string> traces;
-  for (const auto& r : summary.rows)
-    if (traces.empty() || traces.back() != r.trace) traces.push_back(r.trace);
-  HtmlReport html(fmt::format("metaspace-lab: {} traces replayed", traces.size()));
-  html.paragraph("Command: " + command);
-  if (plot && problem.empty()) html.figure(base + ".png", "worst footprint/live per trace and backend");
-  if (!problem.empty()) html.paragraph(problem);
-  std::vector<std::vector<std::string>> rows = {
-      {"trace", "backend", "max footprint/live", "= memory (committed/live)", "+ bookkeeping (overhead/live)",
-       "median", "at HotSpot's worst", "peak RSS MiB", "valley RSS MiB"}};
-  for (const auto& r : summary.rows)
-    rows.push_back({r.trace, r.backend, format_ratio3(r.max_footprint_live), format_ratio3(r.committed_at_max),
-                    format_ratio3(r.overhead_at_max), format_ratio3(r.median_footprint_live),
-                    format_ratio3(r.at_hotspot_worst), mib(r.peak_rss), mib(r.valley_rss)});
-  html.heading("Per trace and backend");
-  if (const std::string goal = summary.goal_line(); !goal.empty()) html.paragraph(goal);
-  html.table(rows);
-  std::vector<std::vector<std::string>> hs = {
-      {"trace", "HotSpot max committed/used", "median committed/used", "max committed / trace live", "points"}};
-  for (const auto& h : summary.hotspot)
-    hs.push_back({h.trace, format_ratio3(h.max_own), format_ratio3(h.median_own), format_ratio3(h.max_live),
-                  std::to_string(h.points)});
-  html.heading("HotSpot on the same traces (its own figures)");
-  html.table(hs);
-  if (!summary.floors.empty()) {
-    std::vector<std::vector<std::string>> fl = {
-        {"trace", "placement floor", "of it: memory", "of it: loader objects and dead handles", "at"}};
-    for (const auto& f : summary.floors)
-      fl.push_back({f.trace, format_ratio3(f.worst.with_bookkeeping), format_ratio3(f.worst.memory),
-                    format_ratio3(f.worst.bookkeeping()), f.worst.label});
-    html.heading("Placement floor");
-    html.paragraph("The least footprint/live an allocator that keeps every block where it put it, gives memory back "
-                   "a page at a time and cannot foresee which loaders die first can expect at the trace's worst "
-                   "point, a marker or the end of a run of deaths (docs/placement-bound.md; metaspace-lab "
-                   "placement-floor TRACE prints every point).");
-    html.table(fl);
+  if (PlotBatch* batch = PlotBatch::current()) {
+    batch->add(base + ".json", base + ".png", [write_page, base](const std::string& problem) {
+      write_page(problem);
+      if (problem.empty())
+        std::fprintf(stdout, "wrote %s.png, %s.html\n", base.c_str(), base.c_str());
+      else
+        std::fprintf(stdout, "%s\nwrote %s.html\n", problem.c_str(), base.c_str());
+    });
+    return fmt::format("wrote {0}.json, {0}.md (the figure and the page follow)", base);
   }
-  html.paragraph("Each trace has its own page: <trace>.html next to this one.");
-  html.write(base + ".html");
-  return written;
+  const std::string problem = render_plot(base + ".json", base + ".png");
+  write_page(problem);
+  return fmt::format("wrote {0}.json, {0}.md, {0}.html{1}", base, problem.empty() ? " and the plot " + base + ".png" : "");
 }
 
 }  // namespace lab

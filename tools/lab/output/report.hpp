@@ -16,11 +16,13 @@ struct ReportOptions {
   bool plot = true;
   bool step_tables = true;
   bool side_by_side = true;
-  std::vector<std::string> notes;  // skipped backends and the like, shown before the verdict
+  std::vector<std::string> notes;  // skipped backends and the like, shown after the tables
+  std::string index_page;          // the summary page this page belongs to (a link back), or empty
 };
 
-// Prints the tables, the scenario's summary and the verdict on stdout, and writes
-// <out_dir>/<base>.{json,csv,png,html}. Fills result.verdict.
+// Prints the verdict, then the tables and the scenario's summary on stdout, and writes
+// <out_dir>/<base>.{json,csv,png,html} (the PNG and the page when the open PlotBatch is drawn, if
+// there is one). Fills result.verdict.
 void report(RunResult& result, const Scenario& scenario, const ReportOptions& options);
 
 // Writes <out_dir>/summary.{json,png,html} of a many-traces replay; returns what it wrote.

@@ -58,6 +58,7 @@ void TraceSummary::add(const std::string& trace, const RunResult& result) {
     row.trace = trace;
     row.backend = b.name;
     row.error = b.error;
+    row.peak_live = peak_live(result);
     auto r = ratios(b.samples, [](const Sample& s) { return s.footprint; }, [](const Sample& s) { return s.live; });
     row.max_footprint_live = max_of(r);
     row.median_footprint_live = median_of(r);
@@ -92,8 +93,11 @@ const TraceFloor* TraceSummary::floor_of(const std::string& trace) const {
 }
 
 std::string TraceSummary::format() const {
-  std::string out = fmt::format("{:<26} {:<12} {:>9} {:>10} {:>12} {:>9} {:>10} {:>9} {:>10}\n", "trace", "backend",
-                                "max f/l", "= memory", "+ bookkeep.", "median", "at HS max", "peak RSS", "valley RSS");
+  // The verdict first, then the table it is drawn from.
+  std::string out = goal_line();
+  if (!out.empty()) out += "\n";
+  out += fmt::format("{:<26} {:<12} {:>9} {:>10} {:>12} {:>9} {:>10} {:>9} {:>10}\n", "trace", "backend",
+                     "max f/l", "= memory", "+ bookkeep.", "median", "at HS max", "peak RSS", "valley RSS");
   std::string last;
   for (const auto& r : rows) {
     if (r.trace != last && !last.empty()) out += "\n";
@@ -121,7 +125,6 @@ std::string TraceSummary::format() const {
          "HotSpot's committed/live is highest; RSS in MiB above the process's baseline; floor = the least "
          "footprint/live an allocator that keeps blocks in place and cannot foresee deaths can expect "
          "(docs/placement-bound.md)\n";
-  out += goal_line();
   return out;
 }
 
@@ -176,10 +179,15 @@ std::string format_missed(double r) {
 }  // namespace
 
 std::string TraceSummary::goal_line() const {
-  std::string missed;
+  std::string missed, small;
   std::size_t judged = 0;
   for (const auto& r : rows) {
     if (r.backend != "elastic" || !r.error.empty() || r.max_footprint_live != r.max_footprint_live) continue;
+    if (r.peak_live < kTooSmallToJudgeBytes) {
+      small += fmt::format("{}{} (peak live {:.0f} KiB)", small.empty() ? "" : ", ", r.trace,
+                           static_cast<double>(r.peak_live) / 1024.0);
+      continue;
+    }
     ++judged;
     if (r.max_footprint_live <= kRealTraceGoal) continue;
     std::string floor;
@@ -188,11 +196,15 @@ std::string TraceSummary::goal_line() const {
                           f->worst.with_bookkeeping > kRealTraceGoal ? ": above the goal itself" : "");
     missed += fmt::format("{}{} {}{}", missed.empty() ? "" : ", ", r.trace, format_missed(r.max_footprint_live), floor);
   }
-  if (judged == 0) return "";
-  return missed.empty() ? fmt::format("elastic: footprint/live <= {:.2f} at every sample of all {} traces\n", kRealTraceGoal,
-                                      judged)
-                        : fmt::format("elastic above the goal (footprint/live <= {:.2f} at every sample): {}\n", kRealTraceGoal,
-                                      missed);
+  std::string out;
+  if (judged > 0)
+    out = missed.empty() ? fmt::format("elastic: footprint/live <= {:.2f} at every sample of all {} traces judged\n",
+                                       kRealTraceGoal, judged)
+                         : fmt::format("elastic above the goal (footprint/live <= {:.2f} at every sample): {}\n",
+                                       kRealTraceGoal, missed);
+  if (!small.empty())
+    out += fmt::format("too small to judge (peak live < {} KiB): {}\n", kTooSmallToJudgeBytes / 1024, small);
+  return out;
 }
 
 nlohmann::json TraceSummary::to_json() const {

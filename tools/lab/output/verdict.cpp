@@ -34,14 +34,29 @@ std::optional<MaxRatio> max_committed_used(const std::vector<Sample>& samples) {
       samples, [](const Sample& s) { return s.committed; }, [](const Sample& s) { return s.used; });
 }
 
+std::size_t peak_live(const RunResult& result) {
+  for (const auto& b : result.backends) {
+    if (b.samples.empty()) continue;
+    std::size_t peak = 0;
+    for (const auto& s : b.samples) peak = std::max(peak, s.live);
+    return peak;
+  }
+  return 0;
+}
+
 std::vector<std::string> generic_verdict(const RunResult& result, std::optional<double> elastic_goal) {
   std::vector<std::string> lines;
+  const std::size_t live_peak = peak_live(result);
+  const bool too_small = live_peak < kTooSmallToJudgeBytes;
   auto line = [&](const std::string& what, const std::string& name, std::optional<MaxRatio> m,
                   const std::string& note) {
     if (!m) return;
     std::string goal;
     if (elastic_goal && name.rfind("elastic", 0) == 0)
-      goal = fmt::format("  goal <= {:.2f}: {}", *elastic_goal, m->ratio <= *elastic_goal ? "met" : "MISSED");
+      goal = too_small ? fmt::format("  goal <= {:.2f}: too small to judge (peak live {:.0f} KiB < {} KiB)",
+                                     *elastic_goal, static_cast<double>(live_peak) / 1024.0,
+                                     kTooSmallToJudgeBytes / 1024)
+                       : fmt::format("  goal <= {:.2f}: {}", *elastic_goal, m->ratio <= *elastic_goal ? "met" : "MISSED");
     // Three decimals: read against a 1.05 goal, 1.0545 must not print as 1.05.
     lines.push_back(fmt::format("max {:<19} {:<12} {:>6.3f}  (at {} {}){}{}", what, name, m->ratio, m->sample->phase,
                                 m->sample->step, goal, note));

@@ -212,23 +212,30 @@ class StartupCommand : public LabCommand {
     const MachineLoad load_after = machine_load();
     const MachineLoad load{std::max(load_before.load, load_after.load), load_after.cores};
 
-    std::vector<std::vector<std::string>> rows = {{"start-up", "threads", "ready (ms)", "ms_create (ms)", "ready vs build",
-                                                   "committed (MiB)", "RSS (MiB)", "PSS (MiB)", "relocation"}};
+    // Two times per start-up: ms_create (the archive mapped, or the boot classes built: what the
+    // verdict judges) and ready (ms_create plus the classes loaded after it, which cost every mode
+    // the same and so shrink the ratio).
+    std::vector<std::vector<std::string>> rows = {{"start-up", "threads", "ms_create (ms)", "ms_create vs build",
+                                                   "ready (ms)", "ready vs build", "committed (MiB)", "RSS (MiB)",
+                                                   "PSS (MiB)", "relocation"}};
     for (unsigned t : threads_) {
       const auto build = best.find({StartupMode::build, t});
       for (StartupMode m : kModes) {
         auto it = best.find({m, t});
         if (it == best.end()) {
-          rows.push_back({mode_label(m), std::to_string(t), "failed", "", "", "", "", "", ""});
+          rows.push_back({mode_label(m), std::to_string(t), "failed", "", "", "", "", "", "", ""});
           continue;
         }
         const StartupSample& s = it->second;
         std::string relocation = "-";
         if (s.relocated)
           relocation = fmt::format("{} delta {:#x}", s.archive_relocation, s.relocation_delta);
-        rows.push_back({mode_label(m), std::to_string(t), fmt::format("{:.2f}", s.ready_ms), fmt::format("{:.2f}", s.create_ms),
-                        build == best.end() || m == StartupMode::build ? "-" : format_ratio(ratio(build->second.ready_ms, s.ready_ms)) + "x faster",
-                        mib(s.committed), mib(s.rss), mib(s.pss), relocation});
+        const bool against = build != best.end() && m != StartupMode::build;
+        rows.push_back({mode_label(m), std::to_string(t), fmt::format("{:.2f}", s.create_ms),
+                        against ? speed_against(build->second.create_ms, s.create_ms) : "-",
+                        fmt::format("{:.2f}", s.ready_ms),
+                        against ? speed_against(build->second.ready_ms, s.ready_ms) : "-", mib(s.committed),
+                        mib(s.rss), mib(s.pss), relocation});
       }
     }
     std::vector<std::vector<std::string>> shared_rows = {
@@ -257,8 +264,9 @@ class StartupCommand : public LabCommand {
                     "after, class alignment {}; best of {} start-ups, each in a fresh process; {}",
                     params_.classes, static_cast<double>(archive_bytes) / (1024.0 * 1024.0), dump_ms, params_.base,
                     params_.loaded_after, params_.class_alignment, repeat_, load.describe());
-    std::printf("%s\n\n%s\n%s\n", header.c_str(), format_table(rows).c_str(), format_table(shared_rows).c_str());
-    for (const auto& v : verdict) std::printf("%s\n", v.c_str());
+    std::printf("%s\n\nverdict:\n", header.c_str());
+    for (const auto& v : verdict) std::printf("  %s\n", v.c_str());
+    std::printf("\n%s\n%s", format_table(rows).c_str(), format_table(shared_rows).c_str());
     std::fflush(stdout);
 
     if (!no_files_) write_files(best, all, shared, rows, shared_rows, verdict, header, archive_bytes, dump_ms);
@@ -274,13 +282,23 @@ class StartupCommand : public LabCommand {
     if (b == best.end() || m == best.end() || r == best.end()) return {"verdict: a mode failed, nothing judged"};
     const double build = b->second.create_ms, map = m->second.create_ms, reloc = r->second.create_ms;
     lines.push_back(load.judge(fmt::format("map at base ready in <= 5 ms ({:.2f} ms)", map), map <= 5.0));
-    lines.push_back(load.judge(fmt::format("map >= 20x faster than building ({:.0f}x)", build / map), build >= 20 * map));
+    lines.push_back(load.judge(fmt::format("map >= 20x faster than building, ms_create alone ({:.0f}x; with the {} "
+                                           "classes loaded after it, which cost both the same: {:.2f}x, the table's "
+                                           "'ready vs build')",
+                                           build / map, params_.loaded_after, b->second.ready_ms / m->second.ready_ms),
+                               build >= 20 * map));
     lines.push_back(load.judge(fmt::format("relocation <= 10x the plain map ({:.1f}x, {})", reloc / map,
                                            r->second.archive_relocation),
                                reloc <= 10 * map));
     if (auto e = best.find({StartupMode::relocate_eager, t}); e != best.end())
       lines.push_back(fmt::format("(eager relocation: {:.1f}x the plain map)", e->second.create_ms / map));
     return lines;
+  }
+
+  // "11.21x faster" or "1.12x slower": how this start-up's time compares with building's.
+  static std::string speed_against(double build_ms, double ms) {
+    if (!(ms > 0) || !(build_ms > 0)) return "-";
+    return build_ms >= ms ? format_ratio(build_ms / ms) + "x faster" : format_ratio(ms / build_ms) + "x slower";
   }
 
   static std::string format_table(const std::vector<std::vector<std::string>>& rows) {
@@ -338,12 +356,10 @@ class StartupCommand : public LabCommand {
     html.paragraph(header);
     html.preformatted(command());
     if (have_png) html.figure(png, "time to ready per mode and thread count; RSS and PSS gained by start-up");
+    html.heading("Verdict");
+    html.verdict(verdict);
     html.table(rows);
     html.table(shared_rows);
-    html.heading("Verdict");
-    std::string v;
-    for (const auto& line : verdict) v += line + "\n";
-    html.preformatted(v);
     const std::string html_path = (dir / "startup.html").string();
     html.write(html_path);
     written += ", " + html_path;

@@ -191,7 +191,7 @@ TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
                 r["max_footprint_live"].get<double>(), 1e-9)
         << r.dump();
   }
-  EXPECT_NE(markdown.str().find("elastic: footprint/live <= 1.05 at every sample of all 2 traces"),
+  EXPECT_NE(markdown.str().find("elastic: footprint/live <= 1.05 at every sample of all 2 traces judged"),
             std::string::npos)
       << markdown.str();
   EXPECT_EQ(expand_traces({data}).size(), 10u) << "a folder is its traces";

@@ -3,11 +3,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "backends/malloc_backend.hpp"
 #include "compare/child_protocol.hpp"
 #include "hotspot_reference.hpp"
 #include "output/csv_output.hpp"
+#include "output/html_report.hpp"
 #include "output/json_output.hpp"
 #include "output/table.hpp"
 #include "output/verdict.hpp"
@@ -118,6 +120,55 @@ TEST(Output, ChildThatDiesEarlyIsReportedAsFailed) {
   auto runs = parser.finish(139);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_NE(runs[0].error.find("139"), std::string::npos);
+}
+
+// A run with one elastic backend whose worst footprint is 1.5 x live at a peak live of `live` bytes.
+RunResult elastic_at(std::size_t live) {
+  RunResult r;
+  BackendRun b;
+  b.name = "elastic";
+  Sample s;
+  s.phase = "exit", s.step = 1, s.live = live, s.committed = s.footprint = live * 3 / 2;
+  b.samples = {s};
+  r.backends.push_back(b);
+  return r;
+}
+
+// `java -version` with class-data sharing allocates 61 KB: too small to judge against 1.05, not
+// MISSED; the same ratio on 8 MiB is MISSED.
+TEST(Output, VerdictSaysTooSmallToJudgeBelow256KiBOfLive) {
+  const auto tiny = generic_verdict(elastic_at(61 * 1024), 1.05);
+  ASSERT_EQ(tiny.size(), 1u);
+  EXPECT_NE(tiny[0].find("goal <= 1.05: too small to judge (peak live 61 KiB < 256 KiB)"), std::string::npos)
+      << tiny[0];
+  EXPECT_EQ(tiny[0].find("MISSED"), std::string::npos) << tiny[0];
+  const auto big = generic_verdict(elastic_at(8 << 20), 1.05);
+  ASSERT_EQ(big.size(), 1u);
+  EXPECT_NE(big[0].find("goal <= 1.05: MISSED"), std::string::npos) << big[0];
+}
+
+// The page a presenter opens: MISSED stands out, met and unjudged lines are marked, a table's
+// first column links the pages beside it.
+TEST(Output, HtmlVerdictHighlightsAndTablesLinkPages) {
+  HtmlReport html("t");
+  html.verdict({"max footprint/live elastic 1.077 goal <= 1.05: MISSED", "elastic 1.01 goal <= 1.05: met",
+                "elastic goal <= 1.05: too small to judge (peak live 53 KiB < 256 KiB)"});
+  html.table({{"trace", "ratio"}, {"jdk25-unload", "1.015"}}, ".html");
+  html.link_paragraph("back: ", "summary.html", "summary");
+  const std::string path = testing::TempDir() + "output_test_page.html";
+  html.write(path);
+  std::stringstream page;
+  page << std::ifstream(path).rdbuf();
+  const std::string text = page.str();
+  EXPECT_NE(text.find("<div class=\"missed\">max footprint/live elastic 1.077 goal &lt;= 1.05: <strong>MISSED</strong>"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("<div class=\"met\">"), std::string::npos);
+  EXPECT_NE(text.find("<div class=\"unjudged\">"), std::string::npos);
+  EXPECT_NE(text.find("<td><a href=\"jdk25-unload.html\">jdk25-unload</a></td><td class=\"n\">1.015</td>"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("back: <a href=\"summary.html\">summary</a>"), std::string::npos);
 }
 
 }  // namespace

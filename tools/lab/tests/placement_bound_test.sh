@@ -6,7 +6,8 @@
 # The lab's own floor (`metaspace-lab placement-floor`, trace/placement_floor.cpp, which the
 # `compare replay` summary prints) is the same model written again: at every marker of every trace
 # and at the end of every run of deaths, its live, floor and floor with the loader objects must be
-# the script's, to the printed digit, and so must the worst point's.
+# the script's, to the printed digit (live: the script's MB against the lab's MiB), and so must the
+# worst point's.
 # usage: placement_bound_test.sh METASPACE-LAB SCRIPT TRACE_DIR
 set -eu
 lab=$1
@@ -24,7 +25,9 @@ for trace in "$dir"/*.trace.gz; do
   "$lab" placement-floor "$trace" | awk 'NR > 1 && !/^worst/ { print $1, $2, $3, $4 }' > "${TMPDIR:-/tmp}/floor-lab.$$"
   if ! paste -d' ' "${TMPDIR:-/tmp}/floor-py.$$" "${TMPDIR:-/tmp}/floor-lab.$$" | awk '
       NF != 8 || $1 != $5 { bad = 1 }
-      { for (i = 2; i <= 4; i++) { d = $i - $(i + 4); if (d < 0) d = -d; if (d > 0.00015) bad = 1 } }
+      # live: the script prints MB (10^6 bytes), the lab MiB, each to three decimals.
+      { d = $2 - $6 * 1.048576; if (d < 0) d = -d; if (d > 0.0011) bad = 1 }
+      { for (i = 3; i <= 4; i++) { d = $i - $(i + 4); if (d < 0) d = -d; if (d > 0.00015) bad = 1 } }
       END { exit bad }'; then
     echo "$name: the lab's placement floor and the script's differ:"
     paste -d' ' "${TMPDIR:-/tmp}/floor-py.$$" "${TMPDIR:-/tmp}/floor-lab.$$"
@@ -43,4 +46,8 @@ for trace in "$dir"/*.trace.gz; do
     status=1
   fi
 done
+# Several traces at once (here the folder): each trace's points, then one row per trace of its worst.
+rows=$("$lab" placement-floor "$dir" | sed -n '/^worst point per trace:/,$p' | grep -c ' (live [0-9.]* MiB)$' || true)
+count=$(ls "$dir"/*.trace.gz | wc -l)
+[ "$rows" -eq "$count" ] || { echo "placement-floor DIR: $rows rows of worst points for $count traces"; status=1; }
 exit $status

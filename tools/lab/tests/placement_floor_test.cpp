@@ -150,11 +150,14 @@ TEST(PlacementFloor, InterleaveFixtureIsTheDocumentedFigure) {
 // The summary names each missed trace's floor, and says when the floor itself is above the goal.
 TEST(PlacementFloor, SummaryGoalLineCarriesTheFloor) {
   TraceSummary summary;
-  TraceSummaryRow a, b, c;
+  TraceSummaryRow a, b, c, d;
   a.trace = "near", a.backend = "elastic", a.max_footprint_live = 1.08;
   b.trace = "far", b.backend = "elastic", b.max_footprint_live = 1.19;
   c.trace = "just", c.backend = "elastic", c.max_footprint_live = 1.0504;
-  summary.rows = {a, b, c};
+  a.peak_live = b.peak_live = c.peak_live = 8 << 20;
+  // `java -version` with class-data sharing: named apart, not judged.
+  d.trace = "tiny", d.backend = "elastic", d.max_footprint_live = 1.471, d.peak_live = 61 * 1024;
+  summary.rows = {a, b, c, d};
   summary.add_floor("near", {"gc", 1000, 1.044, 1.048});
   summary.add_floor("far", {"gc", 1000, 1.097, 1.104});
   const std::string line = summary.goal_line();
@@ -162,6 +165,9 @@ TEST(PlacementFloor, SummaryGoalLineCarriesTheFloor) {
   EXPECT_NE(line.find("far 1.190 (floor 1.104: above the goal itself)"), std::string::npos) << line;
   // Just above the goal: four decimals, so that the figure does not read as 1.050.
   EXPECT_NE(line.find("just 1.0504"), std::string::npos) << line;
+  EXPECT_EQ(line.find("tiny 1.471"), std::string::npos) << line;
+  EXPECT_NE(line.find("\ntoo small to judge (peak live < 256 KiB): tiny (peak live 61 KiB)\n"), std::string::npos)
+      << line;
   EXPECT_EQ(summary.to_json()["placement_floor"].size(), 2u);
 }
 

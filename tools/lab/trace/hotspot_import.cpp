@@ -104,10 +104,10 @@ class Importer {
       ++counts_.lines;
       if (lines_.ended_without_newline())
         fail("the log ends in the middle of a line (truncated?)", "a complete last line");
-      handle(message(line));
+      handle(line);
     }
     if (counts_.loaders == 0)
-      throw HotSpotLogError(lines_.path() + ": no 'CLMS @.. : born' line: not a JDK 25 -Xlog:metaspace*=trace log "
+      throw HotSpotLogError(lines_.path() + ": no 'CLMS @.. : born' line: not a JDK 16-25 -Xlog:metaspace*=trace log "
                                             "(or the head was lost to log rotation; record with filecount=0)");
     // Loaders that never allocated nor died still were born.
     for (auto& l : loaders_) announce(l);
@@ -117,15 +117,23 @@ class Importer {
     counts_.hotspot_committed_bytes = (committed_words_[0] + committed_words_[1]) * kWordBytes;
     counts_.hotspot_used_bytes = (used_words_[0] + used_words_[1]) * kWordBytes;
     counts_.live_bytes = live_bytes_;
+    counts_.dialect = dialect_;
     return counts_;
   }
 
  private:
-  // The message without its decorations ("[12ns][345] " or "[0.01s][trace][metaspace] ").
-  static std::string_view message(std::string_view line) {
+  // The message without its decorations ("[12ns][345] " or "[0.01s][trace][metaspace] "); `thread`
+  // is the decoration made of digits alone (the tid of `record`'s "uptimenanos,tid"), or 0.
+  static std::string_view message(std::string_view line, std::uint64_t& thread) {
+    thread = 0;
     while (!line.empty() && line[0] == '[') {
       const auto close = line.find(']');
       if (close == std::string_view::npos) break;
+      const auto inside = line.substr(1, close - 1);
+      if (!inside.empty() && inside.find_first_not_of("0123456789") == std::string_view::npos) {
+        TextCursor digits(inside);
+        digits.decimal(thread);
+      }
       line.remove_prefix(close + 1);
     }
     if (!line.empty() && line[0] == ' ') line.remove_prefix(1);
@@ -136,14 +144,22 @@ class Importer {
     throw HotSpotLogError(fmt::format("{}:{}: {}; expected {}", lines_.path(), lines_.line_number(), what, expected));
   }
 
-  void handle(std::string_view m) {
+  void handle(std::string_view line) {
+    const std::string_view m = message(line, thread_);
     TextCursor c(m);
     if (c.literal("Arena @")) return arena_line(c, m);
     if (c.literal("CLMS @")) return clms_line(c, m);
     if (c.literal("VsListNode @")) return node_line(c, m);
     if (c.literal("GC(")) return gc_line(c);
     if (c.literal("Compressed class space mapped at: ")) return class_space_line(c, m);
-    if (c.literal("Metaspace::allocate: ")) return;  // the object type; not part of the trace
+    if (c.literal("Metaspace::allocate: ")) return allocate_return_line(c, m);
+    // JDK 11-15's metaspace (before the elastic one of JDK 16) logs its space managers' chunks but
+    // not one allocation: no trace can be made of it.
+    if (c.starts_with("SpaceManager(): ") || c.starts_with("~SpaceManager(): ") ||
+        c.starts_with("SpaceManager::grow_and_allocate"))
+      fail("this is a JDK 11-15 log ('SpaceManager' lines): that metaspace logs no allocation, so no trace can be "
+           "made of it",
+           "a JDK 16-25 log (record the program on JDK 16-25: metaspace-lab record --java JDK_HOME -- ...)");
     ++counts_.unknown_lines;
   }
 
@@ -231,15 +247,23 @@ class Importer {
     std::uint64_t address = 0;
     if (!c.address(address)) fail(fmt::format("malformed '{}'", m), "'Arena @0x.. (...)'");
     bool klass;
+    Dialect dialect;
     if (c.literal(" (non-class arena): ")) {
-      klass = false;
+      klass = false, dialect = Dialect::jdk22_25;
     } else if (c.literal(" (class arena): ")) {
-      klass = true;
-    } else if (c.starts_with(" (non-class sm)") || c.starts_with(" (class sm)")) {
-      fail("this is a JDK 17 log (SpaceManager '(.. sm)' lines)", "a JDK 25 log ('(non-class arena)' lines)");
+      klass = true, dialect = Dialect::jdk22_25;
+    } else if (c.literal(" (non-class sm): ")) {
+      klass = false, dialect = Dialect::jdk16_21;
+    } else if (c.literal(" (class sm): ")) {
+      klass = true, dialect = Dialect::jdk16_21;
     } else {
-      fail(fmt::format("malformed '{}'", m), "'(non-class arena): ' or '(class arena): '");
+      fail(fmt::format("malformed '{}'", m), "'(non-class arena): ' or '(class arena): ' (JDK 22-25), "
+                                             "'(non-class sm): ' or '(class sm): ' (JDK 16-21)");
     }
+    if (dialect_ == Dialect::unknown) dialect_ = dialect;
+    if (dialect != dialect_)
+      fail("arena lines of two JDK dialects in one log", fmt::format("only {} lines", dialect_name(dialect_)));
+    if (dialect == Dialect::jdk16_21) return sm_arena_line(c, m, address, klass);
     if (c.literal("born.")) {
       // The address may be a dead arena's: a fresh lifetime starts here.
       arenas_[address] = Arena{klass, kNone, -1};
@@ -247,22 +271,103 @@ class Importer {
     }
     if (c.literal("returning block (@")) return allocation(c, m, address, klass);
     if (c.literal("added to fbl: block (@")) return added_to_fbl(c, m, address);
-    if (c.literal("allocated new chunk @")) {
-      auto it = arenas_.find(address);
-      if (it != arenas_.end() && it->second.first_chunk_level < 0) {
-        std::uint64_t level = 0;
-        if (!c.skip_past(", level lv") || !c.decimal(level))
-          fail(fmt::format("malformed '{}'", m), "'allocated new chunk @0x.., u, base 0x.., level lvNN ...'");
-        it->second.first_chunk_level = static_cast<int>(level);
-      }
-      return;
-    }
+    if (c.literal("allocated new chunk @")) return first_chunk(c, m, address);
     if (c.literal(": dies.")) {
       arenas_.erase(address);
       return;
     }
     // requested, after allocation, salvaging, enlarged chunk, return chunk, returned N chunks ...:
     // HotSpot's bookkeeping, not the workload.
+  }
+
+  // JDK 16-21 ("Arena @A (non-class sm): ..."): the size is on the "requested N words." line, the
+  // address on "returning P." (from the arena's chunk) or, for a hit in the free-block list
+  // ("taken from fbl (now: c, t)."), only on the "Metaspace::allocate: type T return P." line the
+  // same thread logs after the arena's lock is dropped. "deallocating P, word size: N." is a free;
+  // HotSpot's own wastage goes to the free-block list without a line.
+  void sm_arena_line(TextCursor& c, std::string_view m, std::uint64_t address, bool klass) {
+    if (c.literal(": born.") || c.literal("born.")) {
+      arenas_[address] = Arena{klass, kNone, -1};
+      return;
+    }
+    if (c.literal("requested ")) {
+      std::uint64_t words = 0;
+      if (!c.decimal(words) || !c.literal(" words.")) fail(fmt::format("malformed '{}'", m), "'requested N words.'");
+      requested_[address] = words;
+      return;
+    }
+    if (c.literal("returning ")) {
+      std::uint64_t p = 0;
+      if (!c.address(p)) fail(fmt::format("malformed '{}'", m), "'returning 0x...'");
+      // HotSpot takes at least two words (the smallest block its free-block list can hold).
+      const std::uint64_t words = take_request(address, m);
+      record_allocation(address, klass, p, words, /*from_chunk=*/true, 0, words < 2 ? 2 - words : 0);
+      pending_fbl_.erase(thread_);
+      return;
+    }
+    if (c.literal("taken from fbl")) {
+      pending_fbl_[thread_] = PendingFbl{address, klass, take_request(address, m)};
+      return;
+    }
+    if (c.literal("deallocating ")) {
+      std::uint64_t p = 0, words = 0;
+      if (!c.address(p) || !c.literal(", word size: ") || !c.decimal(words))
+        fail(fmt::format("malformed '{}'", m), "'deallocating 0x.., word size: N.'");
+      free_at(address, p);
+      return;
+    }
+    if (c.literal("allocated new chunk @")) return first_chunk(c, m, address);
+    if (c.literal("salvaging chunk @")) {
+      // The chunk's committed free tail goes to the free-block list, counted as used.
+      std::uint64_t used = 0, committed = 0;
+      if (!c.skip_past(", used: ") || !c.decimal(used) || !c.literal(", committed: ") || !c.decimal(committed) ||
+          committed < used)
+        fail(fmt::format("malformed '{}'", m), "'salvaging chunk @0x.., .., used: N, committed: N, ...'");
+      auto it = arenas_.find(address);
+      if (it != arenas_.end() && it->second.loader != kNone) {
+        loaders_[it->second.loader].used_words[klass] += committed - used;
+        used_words_[klass] += committed - used;
+      }
+      return;
+    }
+    if (c.literal(": dies.")) {
+      arenas_.erase(address);
+      requested_.erase(address);
+      return;
+    }
+  }
+
+  std::uint64_t take_request(std::uint64_t arena, std::string_view m) {
+    auto it = requested_.find(arena);
+    if (it == requested_.end())
+      fail(fmt::format("'{}' without a 'requested N words.' line of its arena before", m),
+           "'requested N words.' before each allocation");
+    const std::uint64_t words = it->second;
+    requested_.erase(it);
+    return words;
+  }
+
+  // "Metaspace::allocate: type T return P.": the address of a JDK 16-21 free-block-list hit of this
+  // thread; otherwise a repeat of the allocation line before (the object type is not in the trace).
+  void allocate_return_line(TextCursor& c, std::string_view m) {
+    auto it = pending_fbl_.find(thread_);
+    if (it == pending_fbl_.end()) return;
+    std::uint64_t p = 0;
+    if (!c.skip_past(" return ") || !c.address(p))
+      fail(fmt::format("malformed '{}'", m), "'Metaspace::allocate: type T return 0x...'");
+    const PendingFbl pending = it->second;
+    pending_fbl_.erase(it);
+    record_allocation(pending.arena, pending.klass, p, pending.words, /*from_chunk=*/false, 0, 0);
+  }
+
+  void first_chunk(TextCursor& c, std::string_view m, std::uint64_t address) {
+    auto it = arenas_.find(address);
+    if (it != arenas_.end() && it->second.first_chunk_level < 0) {
+      std::uint64_t level = 0;
+      if (!c.skip_past(", level lv") || !c.decimal(level))
+        fail(fmt::format("malformed '{}'", m), "'allocated new chunk @0x.., u, base 0x.., level lvNN ...'");
+      it->second.first_chunk_level = static_cast<int>(level);
+    }
   }
 
   Loader& owner(std::uint64_t arena_address, std::string_view what) {
@@ -297,6 +402,11 @@ class Importer {
     } else if (!c.literal("no wastage")) {
       fail(fmt::format("malformed '{}'", m), "'no wastage' or 'wastage block (@0x.. word size N)'");
     }
+    record_allocation(arena, klass, p, words, from_chunk, waste_at, waste_words);
+  }
+
+  void record_allocation(std::uint64_t arena, bool klass, std::uint64_t p, std::uint64_t words, bool from_chunk,
+                         std::uint64_t waste_at, std::uint64_t waste_words) {
     if (words == 0) fail("an allocation of 0 words", "a positive word size");
     Loader& l = owner(arena, "an allocation");
     if (unload_pending_) unload_marker();
@@ -315,7 +425,7 @@ class Importer {
       l.used_words[klass] += words + waste_words;
       used_words_[klass] += words + waste_words;
     }
-    if (waste_words > 0) announced_wastage_.insert(waste_at);
+    if (waste_words > 0 && waste_at != 0) announced_wastage_.insert(waste_at);
   }
 
   // A real free iff P is the start of a live allocation; otherwise HotSpot's own wastage (salvaged
@@ -324,12 +434,18 @@ class Importer {
     std::uint64_t p = 0, words = 0;
     if (!c.address(p) || !c.literal(" word size ") || !c.decimal(words))
       fail(fmt::format("malformed '{}'", m), "'added to fbl: block (@0x.. word size N), (now: c, t).'");
-    auto it = live_.find(p);
-    if (it == live_.end()) {
+    if (live_.find(p) == live_.end()) {
       ++counts_.wastage_blocks;
       if (announced_wastage_.erase(p) == 0) ++counts_.unannounced_wastage;
       return;
     }
+    free_at(arena, p);
+  }
+
+  // Frees the live allocation that starts at p (received by `arena`); nothing if none does.
+  void free_at(std::uint64_t arena, std::uint64_t p) {
+    auto it = live_.find(p);
+    if (it == live_.end()) return;
     const Live gone = it->second;
     live_.erase(it);
     Loader& l = loaders_[gone.loader];
@@ -405,8 +521,18 @@ class Importer {
     ++counts_.markers;
   }
 
+  struct PendingFbl {
+    std::uint64_t arena;
+    bool klass;
+    std::uint64_t words;
+  };
+
   LineSource lines_;
   TraceWriter& out_;
+  Dialect dialect_ = Dialect::unknown;
+  std::uint64_t thread_ = 0;                                   // of the line being handled
+  std::unordered_map<std::uint64_t, std::uint64_t> requested_;  // JDK 16-21: arena -> words asked
+  std::unordered_map<std::uint64_t, PendingFbl> pending_fbl_;  // JDK 16-21: thread -> fbl hit
   ImportCounts counts_;
   std::unordered_map<std::uint64_t, Arena> arenas_;
   std::unordered_map<std::uint64_t, std::uint64_t> clms_;
@@ -424,6 +550,15 @@ class Importer {
 };
 
 }  // namespace
+
+const char* dialect_name(Dialect d) {
+  switch (d) {
+    case Dialect::jdk16_21: return "JDK 16-21 ('(non-class sm)' lines)";
+    case Dialect::jdk22_25: return "JDK 22-25 ('(non-class arena)' lines)";
+    case Dialect::unknown: break;
+  }
+  return "unknown";
+}
 
 nlohmann::json ImportCounts::to_json() const {
   return {{"lines", lines},
@@ -444,7 +579,8 @@ nlohmann::json ImportCounts::to_json() const {
           {"markers", markers},
           {"hotspot_committed_bytes", hotspot_committed_bytes},
           {"hotspot_used_bytes", hotspot_used_bytes},
-          {"live_bytes", live_bytes}};
+          {"live_bytes", live_bytes},
+          {"dialect", dialect_name(dialect)}};
 }
 
 ImportCounts import_hotspot_log(const std::string& log_path, TraceWriter& out, const ImportOptions& options) {

@@ -15,6 +15,13 @@ class HotSpotLogError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The two forms of HotSpot's elastic-metaspace trace log (docs/hotspot-log.md). JDK 16-21 name the
+// arenas "(non-class sm)" and log an allocation's size and address on separate lines; JDK 22-25
+// name them "(non-class arena)" and log both on one "returning block" line. Older JDKs (11-15) log
+// no allocation at all.
+enum class Dialect { unknown, jdk16_21, jdk22_25 };
+const char* dialect_name(Dialect d);
+
 // What an import saw, counted as the log shows it (docs/trace-format.md, "Import from HotSpot").
 struct ImportCounts {
   std::uint64_t lines = 0;
@@ -36,6 +43,7 @@ struct ImportCounts {
   std::uint64_t hotspot_committed_bytes = 0;  // at the end, rebuilt from the commit lines
   std::uint64_t hotspot_used_bytes = 0;       // at the end, rebuilt from the allocation lines
   std::uint64_t live_bytes = 0;               // at the end: allocated, not freed, loader alive
+  Dialect dialect = Dialect::unknown;         // of the arena lines
 
   nlohmann::json to_json() const;
 };
@@ -46,7 +54,7 @@ struct ImportOptions {
   std::string exit_statistics_path;
 };
 
-// Converts a JDK 25 `-Xlog:metaspace*=trace` log (plain or gzip) into a trace, streaming: memory
+// Converts a JDK 16-25 `-Xlog:metaspace*=trace` log (either dialect, told apart by its arena lines) (plain or gzip) into a trace, streaming: memory
 // grows with the live allocations, not with the log. Throws HotSpotLogError for a malformed known
 // line or an impossible sequence (an allocation in an arena never born: the head of a rotated log).
 ImportCounts import_hotspot_log(const std::string& log_path, TraceWriter& out, const ImportOptions& options = {});

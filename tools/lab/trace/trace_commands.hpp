@@ -8,7 +8,7 @@
 namespace lab {
 
 // The sub-commands that make traces, `import-hotspot LOG -o TRACE` and `record -o TRACE -- java ...`,
-// and one that reads a trace: `placement-floor TRACE` (trace/placement_floor.hpp). (`replay` is a
+// and one that reads traces: `placement-floor TRACE...` (trace/placement_floor.hpp). (`replay` is a
 // scenario and comes with the scenarios.)
 class TraceCommands {
  public:
@@ -29,8 +29,10 @@ class TraceCommands {
   std::string trace_;
   std::string out_;
   std::string keep_log_;
+  std::string java_;
   std::string exit_statistics_;
   std::vector<std::string> command_;
+  std::vector<std::string> floor_traces_;
 };
 
 }  // namespace lab

@@ -110,7 +110,9 @@ bool pointer_outside(const Header& h, uint64_t word, uint64_t value) {
 
 std::unique_ptr<ArchiveMapping> ArchiveMapping::map(const MapRequest& r) {
   FileDescriptor file;
-  file.fd = ::open(r.path, O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO without a writer (or a device) must not wait; the type is checked
+  // before anything is read, and reads of a regular file ignore the flag.
+  file.fd = ::open(r.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (file.fd < 0) {
     fail(MS_ERR_ARCHIVE_IO, "archive %s: cannot open: %s", r.path, strerror(errno));
     return nullptr;

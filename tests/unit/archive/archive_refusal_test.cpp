@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 #include <metaspace/metaspace.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -112,6 +116,29 @@ class ArchiveRefusal : public ::testing::Test {
 TEST_F(ArchiveRefusal, MissingFile) {
   path_ = dir_.file("missing.msa");
   expect_refused(MS_ERR_ARCHIVE_IO);
+}
+
+// A path that names no regular file is refused before anything could block: a FIFO without a
+// writer (open(2) without O_NONBLOCK waits for one for ever), a directory, a character device.
+// alarm() turns a hang into a failure of this test rather than of the whole run.
+TEST_F(ArchiveRefusal, SpecialFilesAreRefusedWithoutBlocking) {
+  std::string fifo = dir_.file("fifo.msa");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << strerror(errno);
+  std::string link = dir_.file("link-to-fifo.msa");
+  ASSERT_EQ(symlink(fifo.c_str(), link.c_str()), 0) << strerror(errno);
+  for (const std::string& special : {fifo, link, dir_.file(""), std::string("/dev/null")}) {
+    SCOPED_TRACE(special);
+    path_ = special;
+    alarm(20);
+    ms_settings_t s = settings_;
+    s.archive_path = path_.c_str();
+    s.archive_policy = MS_ARCHIVE_REQUIRE;
+    EXPECT_EQ(ms_create(&s), nullptr);
+    EXPECT_NE(std::strstr(ms_last_error_text(), "not a regular file"), nullptr)
+        << ms_last_error_text();
+    expect_refused(MS_ERR_ARCHIVE_IO);
+    alarm(0);
+  }
 }
 
 TEST_F(ArchiveRefusal, Truncated) {

@@ -187,8 +187,10 @@ void ms_settings_init(ms_settings_t* settings) MS__NOEXCEPT;
  * Keys: reclaim=none|balanced|aggressive, granule=16k, root_chunk=4m, node=64m, class_space=1g,
  * class_base=0x..., class_alignment=8, max_committed=256m, gc_threshold=64m, checked=0|1,
  * report_at_exit=none|text|json, verbose=0|1, archive=PATH, archive_policy=auto|require,
- * archive_verify=0|1, archive_relocation=auto|eager|lazy, count_allocations=0|1 (sizes take
- * k, m, g suffixes, binary; PATH may not contain a comma). An unknown key or a bad value is
+ * archive_verify=0|1, archive_relocation=auto|eager|lazy, count_allocations=0|1 (sizes and
+ * class_base: decimal digits with an optional k, m or g suffix, binary, or 0x and hex digits;
+ * no sign, no whitespace, no leading zero: "010k" is refused, not read as octal; PATH may not
+ * contain a comma; spaces and tabs around keys and values are ignored). An unknown key or a bad value is
  * MS_ERR_INVALID_ARGUMENT naming it, and *settings is left unchanged.
  * Values are range-checked by ms_create, as for settings set in code. */
 ms_error_t ms_settings_parse(ms_settings_t* settings, const char* options) MS__NOEXCEPT;
@@ -244,7 +246,7 @@ size_t ms_gc_done(ms_metaspace_t* ms) MS__NOEXCEPT;
 /* Statistics. The totals come from counters read consistently under the two chunk managers'
  * locks, after every loader was visited (one at a time, never two loader locks at once) to bring
  * its counters up to date; per space and in total, exactly:
- *   committed = used + free_in_chunks + free_chunks + free_blocks + fence
+ *   committed = used + free_in_chunks + free_chunks + free_blocks + fence + overhead
  * Memory is charged to the space it lies in: non-class data placed in class alignment gaps
  * counts as class space. */
 #define MS_MAX_CHUNK_LEVELS 17

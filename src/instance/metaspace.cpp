@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "common/verify.hpp"
 #include "instance/live_metaspaces.hpp"
+#include "os/unique_addresses.hpp"
 #include "instance/settings.hpp"
 
 namespace metaspace {
@@ -23,29 +24,11 @@ std::unique_ptr<Metaspace> Metaspace::create(const ms_settings_t& requested) {
   return ms;
 }
 
-void* Metaspace::operator new(size_t bytes) {
-  // Each refused block is held until a block is found, so malloc cannot offer it again: at most
-  // one refusal per remembered address.
-  void* refused[live_metaspaces::kRememberedDestroyed];
-  size_t n = 0;
-  void* p = nullptr;
-  try {
-    p = ::operator new(bytes);
-    while (n < live_metaspaces::kRememberedDestroyed && live_metaspaces::destroyed_recently(p)) {
-      refused[n++] = p;
-      p = nullptr;
-      p = ::operator new(bytes);
-    }
-  } catch (...) {  // a refused retry's allocation, or the lookup's lock made at its first use
-    if (p != nullptr) ::operator delete(p);
-    for (size_t i = 0; i < n; i++) ::operator delete(refused[i]);
-    throw;
-  }
-  for (size_t i = 0; i < n; i++) ::operator delete(refused[i]);
-  return p;
-}
+void* Metaspace::operator new(size_t bytes) { return os::unique_addresses::take(bytes); }
 
-void Metaspace::operator delete(void* p) noexcept { ::operator delete(p); }
+void Metaspace::operator delete(void* p, size_t bytes) noexcept {
+  os::unique_addresses::give_back(p, bytes);
+}
 
 Metaspace::Metaspace(const ms_settings_t& settings)
     : settings_(settings), limiter_(settings.max_committed_bytes) {

@@ -124,7 +124,12 @@ typedef struct ms_settings {
   size_t commit_granule_bytes;    /* 0: the reclaim policy's default; else power of 2, page..1 MiB */
   size_t root_chunk_bytes;        /* default 4 MiB; power of 2, 64 KiB..64 MiB */
   size_t node_bytes;              /* non-class node reservation, multiple of root chunk; default 64 MiB */
-  size_t class_space_bytes;       /* compressed class space; default 1 GiB, up to 4 GiB */
+  size_t class_space_bytes;       /* compressed class space; default 1 GiB, up to 4 GiB. With
+                                     the node size it sizes the two bookkeeping ranges
+                                     (class_space_bytes / 8 + node_bytes / 2 each, 32 MiB ..
+                                     4 GiB): a metaspace reserves ~1.4 GiB of address space with
+                                     the defaults, ~210 MiB with a 64 MiB class space
+                                     (docs/design.md, "Address space") */
   uintptr_t class_space_base;     /* requested base address; 0: anywhere */
   size_t class_alignment_bytes;   /* 8..1024, power of 2; narrow pointer shift = log2 of it */
   size_t max_committed_bytes;     /* cap on committed memory, both spaces; 0: unlimited */

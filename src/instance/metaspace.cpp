@@ -48,7 +48,10 @@ Metaspace::Metaspace(const ms_settings_t& settings)
   // counts them (ContextBookkeeping).
   class_space_ = std::make_unique<ClassSpace>(klass, limiter_, policy, class_wish,
                                               settings.class_alignment_bytes,
-                                              ContextBookkeeping{.counted = false});
+                                              ContextBookkeeping{
+                                                  .counted = false,
+                                                  .reserve_bytes = bookkeeping_range_bytes(settings),
+                                                  .name = kStructuresRangeName});
   if (archive_ != nullptr && class_space_->ok()) {
     if (class_space_->base() == class_wish) {
       class_space_->set_encoding_base(archive_->base());
@@ -74,8 +77,9 @@ Metaspace::Metaspace(const ms_settings_t& settings)
       MS_SPACE_NONCLASS, nonclass, limiter_, policy, 0,
       ContextBookkeeping{.shared = &class_space_->context().bookkeeping(), .counted = true});
   loader_objects_ = std::make_unique<SlabAllocator>(
-      SlabAllocator::Options{.reserve_bytes = kBookkeepingReserveBytes,
-                             .return_at_once = policy.uncommit_on_return});
+      SlabAllocator::Options{.reserve_bytes = bookkeeping_range_bytes(settings),
+                             .return_at_once = policy.uncommit_on_return,
+                             .name = kLoaderObjectsRangeName});
   limiter_.set_threshold(settings.gc_threshold_bytes, settings.gc_callback,
                          settings.gc_callback_user);
   // Shared chunks of one granule: a shared chunk's death is its granule's return.

@@ -21,7 +21,10 @@
  *     thread can load into it any more, and the threads that did have synchronized with the
  *     destroying one, e.g. through the runtime's own lock or a GC safepoint). Every window goes
  *     back with the loader's chunks; later calls with the dead handle fail (MS_ERR_DESTROYED).
- *   - Statistics, reports and verification may run concurrently with anything (docs/threads.md).
+ *   - Statistics, reports and verification may run concurrently with anything (docs/threads.md),
+ *     ms_destroy of their metaspace included: it waits for the calls on that metaspace that are
+ *     in flight on other threads, and later calls get MS_ERR_DESTROYED (a monitor may poll
+ *     ms_get_usage until it sees that). Loader calls must still be over before ms_destroy.
  *   - fork() without exec may come at any time: it waits until no other thread is inside the
  *     library (pthread_atfork), so the child can go on using every metaspace and loader; its other
  *     threads count as ended there (docs/threads.md, "fork").
@@ -205,10 +208,15 @@ ms_error_t ms_settings_parse(ms_settings_t* settings, const char* options) MS__N
 ms_error_t ms_settings_from_env(ms_settings_t* settings) MS__NOEXCEPT;
 
 ms_metaspace_t* ms_create(const ms_settings_t* settings) MS__NOEXCEPT;  /* NULL: defaults */
-/* Releases every loader and unmaps all reserved memory. Every later call with the handle that
- * checks it (all but the narrow class pointer functions and ms_is_archived) fails with
+/* Releases every loader and unmaps all reserved memory. First the metaspace leaves the live ones,
+ * then ms_destroy waits until the calls other threads have in flight on it (statistics, reports,
+ * ms_verify; one delivering its GC callback) have returned. Every later call with the handle
+ * that checks it (all but the narrow class pointer functions and ms_is_archived) fails with
  * MS_ERR_DESTROYED while it is among the process's last 64 destroyed metaspaces (a second
- * ms_destroy does nothing but set it), with MS_ERR_INVALID_ARGUMENT after. */
+ * ms_destroy does nothing but set it), with MS_ERR_INVALID_ARGUMENT after; no metaspace is ever
+ * placed at a destroyed one's address, so the handle never names a newer one. From its GC
+ * callback ms_destroy is allowed; from within another call on it on the same thread (a report's
+ * write callback) it is refused with MS_ERR_INVALID_ARGUMENT. */
 void ms_destroy(ms_metaspace_t* ms) MS__NOEXCEPT;
 
 ms_loader_t* ms_loader_create(ms_metaspace_t* ms, ms_loader_kind_t kind, unsigned flags) MS__NOEXCEPT;
@@ -244,7 +252,8 @@ void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb, 
  * asynchronously calls it when the collection finished; from the callback it tells the new
  * threshold) and returns the new threshold (0: none set). The callback may call the library
  * (statistics, ms_purge, loader calls); if it destroys the loader whose ms_allocate called it,
- * that ms_allocate returns NULL with MS_ERR_DESTROYED. It is not entered again from within
+ * or the whole metaspace (ms_destroy), that ms_allocate returns NULL with MS_ERR_DESTROYED and
+ * touches nothing of either afterwards. It is not entered again from within
  * itself on the same thread: a refusal there is MS_ERR_LIMIT at once. */
 size_t ms_gc_done(ms_metaspace_t* ms) MS__NOEXCEPT;
 
@@ -458,6 +467,10 @@ ms_error_t ms_archive_set_root(ms_archive_builder_t* builder, const char* name,
                                const void* block) MS__NOEXCEPT;
 /* Writes the file (to path.tmp, renamed over path). The builder stays usable. */
 ms_error_t ms_archive_write(ms_archive_builder_t* builder, const char* path) MS__NOEXCEPT;
+/* Frees the builder. Its handle is checked by every builder call: MS_ERR_DESTROYED after the
+ * discard (while among the last 64 discarded; a second discard does nothing but set it),
+ * MS_ERR_INVALID_ARGUMENT for anything that is no builder; no builder is ever placed at a
+ * discarded one's address. One builder is for one thread at a time. */
 void ms_archive_discard(ms_archive_builder_t* builder) MS__NOEXCEPT;
 
 /* The block named `name` in the mapped archive; NULL (MS_ERR_INVALID_ARGUMENT) if none. */

@@ -439,7 +439,7 @@ bool ArchiveMapping::verify() const {
             "archive mapped at %#zx, not on a root chunk boundary", static_cast<size_t>(base_));
   const Header& h = header();
   MS_VERIFY(std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && h.file_bytes == file_bytes_,
-            "the archive's header at %#zx was overwritten", static_cast<size_t>(base_));
+            "the archive's header copy for %#zx was overwritten", static_cast<size_t>(base_));
   MS_VERIFY(reserved_bytes_ >= file_bytes_ && reserved_bytes_ % h.root_chunk_bytes == 0,
             "reserved %zu bytes for a file of %zu", reserved_bytes_, file_bytes_);
   MS_VERIFY(static_cast<uintptr_t>(delta_) == base_ - h.requested_base,

@@ -66,8 +66,9 @@ class ArchiveMapping {
   void count_ignored_deallocation() { deallocations_ignored_.fetch_add(1, std::memory_order_relaxed); }
   // Includes resident pages (mincore: O(pages of the file)).
   ms_archive_stats_t stats() const;
-  // The header is still the one that was checked, the range is where it was put, the roots lie
-  // inside. False with the reason in the last error.
+  // The range is where it was put and agrees with the header as checked (the copy: the mapped
+  // pages are not read, a truncated file would fault there). False with the reason in the last
+  // error.
   bool verify() const;
 
   // The lazy relocation's handler, if the archive is relocated lazily (tests).

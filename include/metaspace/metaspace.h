@@ -21,7 +21,10 @@
  *     thread can load into it any more, and the threads that did have synchronized with the
  *     destroying one, e.g. through the runtime's own lock or a GC safepoint). Every window goes
  *     back with the loader's chunks; later calls with the dead handle fail (MS_ERR_DESTROYED).
- *   - Statistics, reports and verification may run concurrently with anything (docs/threads.md).
+ *   - Statistics, reports and verification may run concurrently with anything (docs/threads.md),
+ *     ms_destroy of their metaspace included: it waits for the calls on that metaspace that are
+ *     in flight on other threads, and later calls get MS_ERR_DESTROYED (a monitor may poll
+ *     ms_get_usage until it sees that). Loader calls must still be over before ms_destroy.
  *   - fork() without exec may come at any time: it waits until no other thread is inside the
  *     library (pthread_atfork), so the child can go on using every metaspace and loader; its other
  *     threads count as ended there (docs/threads.md, "fork").
@@ -124,7 +127,12 @@ typedef struct ms_settings {
   size_t commit_granule_bytes;    /* 0: the reclaim policy's default; else power of 2, page..1 MiB */
   size_t root_chunk_bytes;        /* default 4 MiB; power of 2, 64 KiB..64 MiB */
   size_t node_bytes;              /* non-class node reservation, multiple of root chunk; default 64 MiB */
-  size_t class_space_bytes;       /* compressed class space; default 1 GiB, up to 4 GiB */
+  size_t class_space_bytes;       /* compressed class space; default 1 GiB, up to 4 GiB. With
+                                     the node size it sizes the two bookkeeping ranges
+                                     (class_space_bytes / 8 + node_bytes / 2 each, 32 MiB ..
+                                     4 GiB): a metaspace reserves ~1.4 GiB of address space with
+                                     the defaults, ~210 MiB with a 64 MiB class space
+                                     (docs/design.md, "Address space") */
   uintptr_t class_space_base;     /* requested base address; 0: anywhere */
   size_t class_alignment_bytes;   /* 8..1024, power of 2; narrow pointer shift = log2 of it */
   size_t max_committed_bytes;     /* cap on committed memory, both spaces; 0: unlimited */
@@ -187,8 +195,10 @@ void ms_settings_init(ms_settings_t* settings) MS__NOEXCEPT;
  * Keys: reclaim=none|balanced|aggressive, granule=16k, root_chunk=4m, node=64m, class_space=1g,
  * class_base=0x..., class_alignment=8, max_committed=256m, gc_threshold=64m, checked=0|1,
  * report_at_exit=none|text|json, verbose=0|1, archive=PATH, archive_policy=auto|require,
- * archive_verify=0|1, archive_relocation=auto|eager|lazy, count_allocations=0|1 (sizes take
- * k, m, g suffixes, binary; PATH may not contain a comma). An unknown key or a bad value is
+ * archive_verify=0|1, archive_relocation=auto|eager|lazy, count_allocations=0|1 (sizes and
+ * class_base: decimal digits with an optional k, m or g suffix, binary, or 0x and hex digits;
+ * no sign, no whitespace, no leading zero: "010k" is refused, not read as octal; PATH may not
+ * contain a comma; spaces and tabs around keys and values are ignored). An unknown key or a bad value is
  * MS_ERR_INVALID_ARGUMENT naming it, and *settings is left unchanged.
  * Values are range-checked by ms_create, as for settings set in code. */
 ms_error_t ms_settings_parse(ms_settings_t* settings, const char* options) MS__NOEXCEPT;
@@ -198,10 +208,15 @@ ms_error_t ms_settings_parse(ms_settings_t* settings, const char* options) MS__N
 ms_error_t ms_settings_from_env(ms_settings_t* settings) MS__NOEXCEPT;
 
 ms_metaspace_t* ms_create(const ms_settings_t* settings) MS__NOEXCEPT;  /* NULL: defaults */
-/* Releases every loader and unmaps all reserved memory. Every later call with the handle that
- * checks it (all but the narrow class pointer functions and ms_is_archived) fails with
+/* Releases every loader and unmaps all reserved memory. First the metaspace leaves the live ones,
+ * then ms_destroy waits until the calls other threads have in flight on it (statistics, reports,
+ * ms_verify; one delivering its GC callback) have returned. Every later call with the handle
+ * that checks it (all but the narrow class pointer functions and ms_is_archived) fails with
  * MS_ERR_DESTROYED while it is among the process's last 64 destroyed metaspaces (a second
- * ms_destroy does nothing but set it), with MS_ERR_INVALID_ARGUMENT after. */
+ * ms_destroy does nothing but set it), with MS_ERR_INVALID_ARGUMENT after; no metaspace is ever
+ * placed at a destroyed one's address, so the handle never names a newer one. From its GC
+ * callback ms_destroy is allowed; from within another call on it on the same thread (a report's
+ * write callback) it is refused with MS_ERR_INVALID_ARGUMENT. */
 void ms_destroy(ms_metaspace_t* ms) MS__NOEXCEPT;
 
 ms_loader_t* ms_loader_create(ms_metaspace_t* ms, ms_loader_kind_t kind, unsigned flags) MS__NOEXCEPT;
@@ -242,14 +257,15 @@ void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb, 
  * asynchronously calls it when the collection finished; from the callback it tells the new
  * threshold) and returns the new threshold (0: none set). The callback may call the library
  * (statistics, ms_purge, loader calls); if it destroys the loader whose ms_allocate called it,
- * that ms_allocate returns NULL with MS_ERR_DESTROYED. It is not entered again from within
+ * or the whole metaspace (ms_destroy), that ms_allocate returns NULL with MS_ERR_DESTROYED and
+ * touches nothing of either afterwards. It is not entered again from within
  * itself on the same thread: a refusal there is MS_ERR_LIMIT at once. */
 size_t ms_gc_done(ms_metaspace_t* ms) MS__NOEXCEPT;
 
 /* Statistics. The totals come from counters read consistently under the two chunk managers'
  * locks, after every loader was visited (one at a time, never two loader locks at once) to bring
  * its counters up to date; per space and in total, exactly:
- *   committed = used + free_in_chunks + free_chunks + free_blocks + fence
+ *   committed = used + free_in_chunks + free_chunks + free_blocks + fence + overhead
  * Memory is charged to the space it lies in: non-class data placed in class alignment gaps
  * counts as class space. */
 #define MS_MAX_CHUNK_LEVELS 17
@@ -456,6 +472,10 @@ ms_error_t ms_archive_set_root(ms_archive_builder_t* builder, const char* name,
                                const void* block) MS__NOEXCEPT;
 /* Writes the file (to path.tmp, renamed over path). The builder stays usable. */
 ms_error_t ms_archive_write(ms_archive_builder_t* builder, const char* path) MS__NOEXCEPT;
+/* Frees the builder. Its handle is checked by every builder call: MS_ERR_DESTROYED after the
+ * discard (while among the last 64 discarded; a second discard does nothing but set it),
+ * MS_ERR_INVALID_ARGUMENT for anything that is no builder; no builder is ever placed at a
+ * discarded one's address. One builder is for one thread at a time. */
 void ms_archive_discard(ms_archive_builder_t* builder) MS__NOEXCEPT;
 
 /* The block named `name` in the mapped archive; NULL (MS_ERR_INVALID_ARGUMENT) if none. */

@@ -5,10 +5,12 @@
 
 #include <cstring>
 
+#include "api/builder_handles.hpp"
 #include "api/exception_barrier.hpp"
 #include "api/metaspace_handle.hpp"
 #include "api/struct_size.hpp"
 #include "archive/archive_builder.hpp"
+#include "common/assert.hpp"
 #include "common/error.hpp"
 #include "instance/metaspace.hpp"
 #include "instance/settings.hpp"
@@ -21,13 +23,24 @@ using metaspace::archive::ArchiveBuilder;
 
 namespace {
 
+// The live builder a handle names, or null with the error recorded; nothing is read at a handle
+// that names none (api/builder_handles.hpp).
 ArchiveBuilder* builder_of(ms_archive_builder_t* handle) {
-  auto* b = reinterpret_cast<ArchiveBuilder*>(handle);
-  if (b == nullptr || !b->valid_handle()) {
-    fail(MS_ERR_INVALID_ARGUMENT, "%p is not an archive builder", (void*)handle);
-    return nullptr;
+  namespace handles = metaspace::api::builder_handles;
+  switch (handles::state_of(handle)) {
+    case handles::HandleState::kLive: {
+      auto* b = reinterpret_cast<ArchiveBuilder*>(handle);
+      MS_ASSERT(b->valid_handle(), "live archive builder %p without its magic", (void*)handle);
+      return b;
+    }
+    case handles::HandleState::kDiscarded:
+      fail(MS_ERR_DESTROYED, "archive builder %p was discarded", (void*)handle);
+      return nullptr;
+    case handles::HandleState::kUnknown:
+      break;
   }
-  return b;
+  fail(MS_ERR_INVALID_ARGUMENT, "%p is not an archive builder", (void*)handle);
+  return nullptr;
 }
 
 }  // namespace
@@ -58,6 +71,8 @@ ms_archive_builder_t* ms_archive_begin(const ms_settings_t* settings,
     config.requested_base =
         requested_base != 0 ? requested_base : metaspace::archive::kDefaultRequestedBase;
     std::unique_ptr<ArchiveBuilder> b = ArchiveBuilder::create(config);
+    if (b == nullptr) return nullptr;
+    metaspace::api::builder_handles::add(b.get());
     return reinterpret_cast<ms_archive_builder_t*>(b.release());
   });
 }
@@ -108,13 +123,16 @@ ms_error_t ms_archive_write(ms_archive_builder_t* builder, const char* path) noe
 void ms_archive_discard(ms_archive_builder_t* builder) noexcept {
   if (builder == nullptr) return;
   metaspace::api::barrier_void("ms_archive_discard", [&] {
-    if (ArchiveBuilder* b = builder_of(builder)) delete b;
+    ArchiveBuilder* b = builder_of(builder);
+    // Two threads discarding one builder at once: only the one that took it out deletes it.
+    if (b != nullptr && metaspace::api::builder_handles::remove(b)) delete b;
   });
 }
 
 void* ms_archive_root(ms_metaspace_t* ms, const char* name) noexcept {
   return barrier("ms_archive_root", static_cast<void*>(nullptr), [&]() -> void* {
-    Metaspace* m = metaspace::api::live_metaspace(ms);
+    metaspace::api::MetaspaceCall call(ms);
+    Metaspace* m = call.get();
     if (m == nullptr) return nullptr;
     if (name == nullptr) {
       fail(MS_ERR_INVALID_ARGUMENT, "no name");
@@ -135,7 +153,8 @@ int ms_is_archived(const ms_metaspace_t* ms, const void* p) noexcept {
 
 ms_error_t ms_archive_status(ms_metaspace_t* ms, const char** reason) noexcept {
   return metaspace::api::barrier_error("ms_archive_status", [&] {
-    Metaspace* m = metaspace::api::live_metaspace(ms);
+    metaspace::api::MetaspaceCall call(ms);
+    Metaspace* m = call.get();
     if (m == nullptr) {
       if (reason != nullptr) *reason = ms == nullptr ? "no metaspace" : "not a live metaspace";
       return ms_last_error();

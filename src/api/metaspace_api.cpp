@@ -25,7 +25,6 @@ using metaspace::Metaspace;
 using metaspace::api::barrier;
 using metaspace::api::barrier_error;
 using metaspace::api::barrier_void;
-using metaspace::api::live_metaspace;
 
 // The header's macros pass the caller's struct sizes; here the functions of those names.
 #undef ms_get_stats
@@ -126,16 +125,22 @@ void ms_destroy(ms_metaspace_t* ms) noexcept {
   if (ms == nullptr) return;
   barrier_void("ms_destroy", [&] {
     // A second ms_destroy, or a pointer that is no metaspace: nothing happens but the error.
-    Metaspace* m = live_metaspace(ms);
+    metaspace::api::MetaspaceCall call(ms);
+    Metaspace* m = call.get();
     if (m == nullptr) return;
+    // The report at exit reads it while it is live. Then it leaves the live ones (later calls get
+    // MS_ERR_DESTROYED), the calls other threads have in flight on it (a monitor's ms_get_usage)
+    // finish, and it goes.
     metaspace::api::on_destroy(ms);
+    if (!metaspace::live_metaspaces::retire(m, &call.call())) return;
     delete m;
   });
 }
 
 ms_loader_t* ms_loader_create(ms_metaspace_t* ms, ms_loader_kind_t kind, unsigned flags) noexcept {
   return barrier("ms_loader_create", static_cast<ms_loader_t*>(nullptr), [&]() -> ms_loader_t* {
-    Metaspace* m = live_metaspace(ms);
+    metaspace::api::MetaspaceCall call(ms);
+    Metaspace* m = call.get();
     if (m == nullptr) return nullptr;
     LoaderMetaspace* l = m->create_loader(kind, flags);
     if (l == nullptr) return nullptr;
@@ -159,6 +164,12 @@ ms_error_t ms_loader_destroy(ms_loader_t* loader) noexcept {
 
 namespace {
 
+// Whether a metaspace handle still names a live metaspace: after a GC callback, which may have
+// destroyed it. A handle never names a newer metaspace, so a live one is the same.
+bool still_live(ms_metaspace_t* ms) {
+  return metaspace::live_metaspaces::state_of(ms) == metaspace::live_metaspaces::HandleState::kLive;
+}
+
 // Out of line, so that ms_allocate_slow's window path needs no stack frame.
 //
 // A commit refused by the cap (or a crossed threshold) is reported to the runtime here, outside
@@ -177,7 +188,17 @@ namespace {
     metaspace::CommitLimiter& limiter = reinterpret_cast<Metaspace*>(owner)->limiter();
     void* p = l->allocate(space, bytes);
     for (bool retried = false;; retried = true) {
-      if (!limiter.deliver_threshold_event(owner)) return p;
+      switch (limiter.deliver_threshold_event(owner, still_live)) {
+        case metaspace::CommitLimiter::Delivery::kNone:
+          return p;
+        case metaspace::CommitLimiter::Delivery::kOwnerDestroyed:
+          // The loader's objects went with the metaspace: nothing of either is read.
+          fail(MS_ERR_DESTROYED, "the metaspace of loader %p was destroyed by the GC callback "
+               "during this allocation", static_cast<void*>(loader));
+          return nullptr;
+        case metaspace::CommitLimiter::Delivery::kDelivered:
+          break;
+      }
       if (!carries(l, loader)) {
         fail(MS_ERR_DESTROYED, "loader %p was destroyed by the GC callback during this "
              "allocation", static_cast<void*>(loader));
@@ -256,7 +277,8 @@ ms_error_t (ms_deallocate)(ms_loader_t* loader, void* p, size_t bytes) noexcept 
 void ms_purge(ms_metaspace_t* ms) noexcept {
   if (ms == nullptr) return;
   barrier_void("ms_purge", [&] {
-    if (Metaspace* m = live_metaspace(ms)) m->purge();
+    metaspace::api::MetaspaceCall call(ms);
+    if (Metaspace* m = call.get()) m->purge();
   });
 }
 
@@ -296,24 +318,29 @@ void ms_set_gc_threshold(ms_metaspace_t* ms, size_t bytes, ms_gc_callback_t cb,
                          void* user) noexcept {
   if (ms == nullptr) return;
   barrier_void("ms_set_gc_threshold", [&] {
-    Metaspace* m = live_metaspace(ms);
+    metaspace::api::MetaspaceCall call(ms);
+    Metaspace* m = call.get();
     if (m == nullptr) return;
     m->limiter().set_threshold(bytes, cb, user);
-    m->limiter().deliver_threshold_event(ms);
+    // The callback may destroy the metaspace (the limiter is then not touched after it).
+    call.call().allow_destroy_within(true);
+    m->limiter().deliver_threshold_event(ms, still_live);
   });
 }
 
 size_t ms_gc_done(ms_metaspace_t* ms) noexcept {
   size_t threshold = 0;
   barrier_void("ms_gc_done", [&] {
-    if (Metaspace* m = live_metaspace(ms)) threshold = m->limiter().gc_done();
+    metaspace::api::MetaspaceCall call(ms);
+    if (Metaspace* m = call.get()) threshold = m->limiter().gc_done();
   });
   return threshold;
 }
 
 ms_error_t ms_get_usage(ms_metaspace_t* ms, ms_usage_t* usage) noexcept {
   return barrier_error("ms_get_usage", [&] {
-    Metaspace* m = live_metaspace(ms);
+    metaspace::api::MetaspaceCall call(ms);
+    Metaspace* m = call.get();
     if (m == nullptr) return ms_last_error();
     if (usage == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no output");
     size_t size = usage->size;
@@ -334,7 +361,8 @@ ms_error_t ms_get_usage(ms_metaspace_t* ms, ms_usage_t* usage) noexcept {
 
 ms_error_t ms_get_stats_sized(ms_metaspace_t* ms, ms_stats_t* out, size_t out_size) noexcept {
   return barrier_error("ms_get_stats", [&] {
-    Metaspace* m = live_metaspace(ms);
+    metaspace::api::MetaspaceCall call(ms);
+    Metaspace* m = call.get();
     if (m == nullptr) return ms_last_error();
     if (out == nullptr) return fail(MS_ERR_INVALID_ARGUMENT, "no output");
     size_t bytes = 0;
@@ -394,7 +422,8 @@ ms_error_t ms_loader_get_stats(ms_loader_t* loader, ms_loader_stats_t* out) noex
 
 ms_error_t ms_verify(ms_metaspace_t* ms) noexcept {
   return barrier_error("ms_verify", [&] {
-    Metaspace* m = live_metaspace(ms);
+    metaspace::api::MetaspaceCall call(ms);
+    Metaspace* m = call.get();
     if (m == nullptr) return ms_last_error();
     return m->verify();
   });

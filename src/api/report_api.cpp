@@ -24,7 +24,8 @@ using Formatter = void (*)(FILE*, const metaspace::ReportInput&, const ms_report
 
 ms_error_t report(ms_metaspace_t* handle, FILE* out, const ms_report_options_t* options,
                   Formatter formatter) {
-  Metaspace* ms = metaspace::api::live_metaspace(handle);
+  metaspace::api::MetaspaceCall call(handle);
+  Metaspace* ms = call.get();
   if (ms == nullptr) return ms_last_error();
   if (out == nullptr) return metaspace::fail(MS_ERR_INVALID_ARGUMENT, "no output stream");
   ms_report_options_t o = metaspace::default_report_options();

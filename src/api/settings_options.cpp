@@ -3,7 +3,6 @@
 // (known key, well-formed value); ranges are ms_create's, as for settings set in code.
 #include <metaspace/metaspace.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -37,25 +36,46 @@ const char* interned_path(std::string_view path) {
   return paths->emplace(path).first->c_str();
 }
 
-// "16k", "4m", "1g", "4096", "0x40000000": binary suffixes, no overflow.
+// The one number syntax of every size and address key: decimal digits ("4096", "16k", "4m",
+// "1g", "16kb": binary suffixes), or "0x" and hex digits ("0x40000000", no suffix). Nothing else:
+// no sign, no whitespace (newlines included), no leading zero (strtoull would read "010k" as
+// octal, 8 KiB; refusing it spares a user who meant 10 KiB the surprise), no overflow.
 bool parse_bytes(std::string_view text, size_t* out) {
-  std::string s(text);
-  if (s.empty() || s[0] == '-' || s[0] == '+') return false;
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long value = std::strtoull(s.c_str(), &end, 0);
-  if (errno != 0 || end == s.c_str()) return false;
+  auto digit = [](char c, unsigned base) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    char lower = static_cast<char>(c | 0x20);
+    if (base == 16 && lower >= 'a' && lower <= 'f') return lower - 'a' + 10;
+    return -1;
+  };
+  unsigned base = 10;
+  if (text.size() > 2 && text[0] == '0' && (text[1] | 0x20) == 'x') {
+    base = 16;
+    text.remove_prefix(2);
+  } else if (text.size() > 1 && text[0] == '0' && digit(text[1], 10) >= 0) {
+    return false;  // a leading zero: octal to strtoull, refused here
+  }
+  unsigned long long value = 0;
+  size_t i = 0;
+  for (; i < text.size(); i++) {
+    int d = digit(text[i], base);
+    if (d < 0) break;
+    if (value > (~0ull - static_cast<unsigned>(d)) / base) return false;
+    value = value * base + static_cast<unsigned>(d);
+  }
+  if (i == 0) return false;
+  std::string_view suffix = text.substr(i);
   unsigned shift = 0;
-  if (*end != '\0') {
-    switch (*end | 0x20) {
+  if (!suffix.empty()) {
+    if (base != 10) return false;
+    switch (suffix[0] | 0x20) {
       case 'k': shift = 10; break;
       case 'm': shift = 20; break;
       case 'g': shift = 30; break;
       default: return false;
     }
-    end++;
-    if ((*end | 0x20) == 'b') end++;  // "16kb" too
-    if (*end != '\0') return false;
+    suffix.remove_prefix(1);
+    if (!suffix.empty() && (suffix[0] | 0x20) == 'b') suffix.remove_prefix(1);  // "16kb" too
+    if (!suffix.empty()) return false;
   }
   if (shift != 0 && value > (~0ull >> shift)) return false;
   *out = static_cast<size_t>(value << shift);
@@ -96,12 +116,12 @@ bool apply(std::string_view key, std::string_view value, ms_settings_t* s) {
   };
   for (const SizeKey& k : kSizes) {
     if (key == k.name) {
-      return parse_bytes(value, &(s->*k.field)) || bad("a size: bytes, or with k, m, g");
+      return parse_bytes(value, &(s->*k.field)) || bad("a size: decimal bytes without leading zeros, with k, m or g, or 0x and hex digits");
     }
   }
   if (key == "class_base") {
     size_t base = 0;
-    if (!parse_bytes(value, &base)) return bad("an address (0x...)");
+    if (!parse_bytes(value, &base)) return bad("an address: 0x and hex digits, or decimal without leading zeros");
     s->class_space_base = base;
     return true;
   }

@@ -12,6 +12,7 @@
 #include "common/units.hpp"
 #include "common/verify.hpp"
 #include "os/os_memory.hpp"
+#include "os/unique_addresses.hpp"
 
 namespace metaspace::archive {
 
@@ -39,6 +40,12 @@ ms_error_t write_all(int fd, const char* data, size_t bytes, const char* path) {
 }
 
 }  // namespace
+
+void* ArchiveBuilder::operator new(size_t bytes) { return os::unique_addresses::take(bytes); }
+
+void ArchiveBuilder::operator delete(void* p, size_t bytes) noexcept {
+  os::unique_addresses::give_back(p, bytes);
+}
 
 std::unique_ptr<ArchiveBuilder> ArchiveBuilder::create(const BuilderConfig& config) {
   if (!is_power_of_2(config.class_alignment_bytes) || config.class_alignment_bytes < 8 ||

@@ -34,6 +34,10 @@ class ArchiveBuilder {
   // Null with the error recorded (bad settings, no address space).
   static std::unique_ptr<ArchiveBuilder> create(const BuilderConfig& config);
   ~ArchiveBuilder();
+  // Never at an address a builder of this process had (os/unique_addresses): a discarded
+  // builder's handle never names a newer one.
+  static void* operator new(size_t bytes);
+  static void operator delete(void* p, size_t bytes) noexcept;
   ArchiveBuilder(const ArchiveBuilder&) = delete;
   ArchiveBuilder& operator=(const ArchiveBuilder&) = delete;
 

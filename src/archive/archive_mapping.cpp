@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -110,7 +111,9 @@ bool pointer_outside(const Header& h, uint64_t word, uint64_t value) {
 
 std::unique_ptr<ArchiveMapping> ArchiveMapping::map(const MapRequest& r) {
   FileDescriptor file;
-  file.fd = ::open(r.path, O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO without a writer (or a device) must not wait; the type is checked
+  // before anything is read, and reads of a regular file ignore the flag.
+  file.fd = ::open(r.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (file.fd < 0) {
     fail(MS_ERR_ARCHIVE_IO, "archive %s: cannot open: %s", r.path, strerror(errno));
     return nullptr;
@@ -136,6 +139,7 @@ std::unique_ptr<ArchiveMapping> ArchiveMapping::map(const MapRequest& r) {
   // The archive's range ends on a root chunk boundary, where the class space starts. Narrow
   // pointers must name every slot of both: at most 2^32 slots of the class alignment.
   std::unique_ptr<ArchiveMapping> m(new ArchiveMapping());
+  m->header_ = h;
   m->file_bytes_ = h.file_bytes;
   m->reserved_bytes_ = align_up(h.file_bytes, r.root_chunk_bytes);
   m->class_space_bytes_ = r.class_space_bytes;
@@ -175,10 +179,6 @@ std::unique_ptr<ArchiveMapping> ArchiveMapping::map(const MapRequest& r) {
     fail(MS_ERR_ARCHIVE_CHANGED, "archive %s: the file changed while it was being mapped", r.path);
     return nullptr;
   }
-  if (std::memcmp(reinterpret_cast<const void*>(m->base_), &h, sizeof h) != 0) {
-    fail(MS_ERR_ARCHIVE_CHANGED, "archive %s: the header changed while it was being mapped", r.path);
-    return nullptr;
-  }
   if (!m->check_and_relocate(r, file.fd)) {
     // The file may have been written after the checks above (size and time unchanged is not
     // proof): say so rather than blame the file.
@@ -188,29 +188,66 @@ std::unique_ptr<ArchiveMapping> ArchiveMapping::map(const MapRequest& r) {
     }
     return nullptr;
   }
+  // Truncated or rewritten while it was read, yet every read was whole: refused all the same.
+  // Nothing of ms_create reads the mapped file after this.
+  struct stat checked {};
+  if (::fstat(file.fd, &checked) != 0 || !same_file_state(before, checked)) {
+    fail(MS_ERR_ARCHIVE_CHANGED, "archive %s: the file changed while it was being checked", r.path);
+    return nullptr;
+  }
   return m;
 }
+
+namespace {
+
+// Reads exactly `bytes` at `offset`; a short read means the file is shorter than when it was
+// checked (truncated meanwhile). False with the error recorded.
+bool read_exact(int fd, void* out, size_t bytes, uint64_t offset) {
+  auto* p = static_cast<char*>(out);
+  while (bytes > 0) {
+    ssize_t got = ::pread(fd, p, bytes, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      fail(MS_ERR_ARCHIVE_IO, "archive: cannot read %zu bytes at %llu: %s", bytes,
+           static_cast<unsigned long long>(offset), strerror(errno));
+      return false;
+    }
+    if (got == 0) {
+      fail(MS_ERR_ARCHIVE_CHANGED, "archive: the file became shorter while it was being read "
+           "(truncated at %llu bytes or before)", static_cast<unsigned long long>(offset));
+      return false;
+    }
+    p += got;
+    bytes -= static_cast<size_t>(got);
+    offset += static_cast<uint64_t>(got);
+  }
+  return true;
+}
+
+// The regions are read in pieces of this many bytes: a multiple of 512, so that a piece's words
+// start on a bitmap word of both bitmaps (64 words, 128 narrow slots).
+constexpr size_t kReadPieceBytes = size_t{1} << 20;
+
+}  // namespace
 
 bool ArchiveMapping::check_and_relocate(const MapRequest& request, int fd) {
   const bool verify_data = request.verify_data;
   const Header& h = header();
-  const char* base = reinterpret_cast<const char*>(base_);
+  // The bitmaps and roots: read once, kept (root lookups, relocation) and checked here.
+  tail_.resize(h.file_bytes - data_end(h));
+  if (!read_exact(fd, tail_.data(), tail_.size(), data_end(h))) return false;
+  const char* tail = tail_.data();
+  auto in_tail = [&](uint64_t file_offset) { return tail + (file_offset - data_end(h)); };
   Checksum meta;
-  meta.add(base + kMetaChecksumFrom, sizeof(Header) - kMetaChecksumFrom);
-  meta.add(base + data_end(h), h.file_bytes - data_end(h));
+  meta.add(reinterpret_cast<const char*>(&h) + kMetaChecksumFrom, sizeof(Header) - kMetaChecksumFrom);
+  meta.add(tail, tail_.size());
   if (meta.value() != h.meta_checksum) {
     fail(MS_ERR_ARCHIVE_CHECKSUM, "archive: the checksum of the header, bitmaps and roots does not "
          "match (damaged file)");
     return false;
   }
-  if (verify_data &&
-      checksum_of(base + data_begin(h), data_end(h) - data_begin(h)) != h.data_checksum) {
-    fail(MS_ERR_ARCHIVE_CHECKSUM, "archive: the checksum of the class and non-class regions does "
-         "not match (damaged file)");
-    return false;
-  }
   // Roots: sorted by name (lookups are a binary search), named, inside the data.
-  const auto* roots = reinterpret_cast<const Root*>(base + h.roots.offset);
+  const auto* roots = reinterpret_cast<const Root*>(in_tail(h.roots.offset));
   for (uint64_t i = 0; i < h.root_count; i++) {
     const Root& root = roots[i];
     if (std::memchr(root.name, '\0', kRootNameBytes) == nullptr || root.name[0] == '\0' ||
@@ -225,38 +262,53 @@ bool ArchiveMapping::check_and_relocate(const MapRequest& request, int fd) {
   // or moved, holds an address inside the data as written.
   const uint64_t data_words = (data_end(h) - data_begin(h)) / 8;
   const uint64_t data_slots = (data_end(h) - data_begin(h)) / 4;
-  const auto* pbits = reinterpret_cast<const uint64_t*>(base + h.pointer_bitmap.offset);
-  const auto* nbits = reinterpret_cast<const uint64_t*>(base + h.narrow_bitmap.offset);
+  const auto* pbits = reinterpret_cast<const uint64_t*>(in_tail(h.pointer_bitmap.offset));
+  const auto* nbits = reinterpret_cast<const uint64_t*>(in_tail(h.narrow_bitmap.offset));
   if ((data_words % 64 != 0 && (pbits[data_words / 64] >> (data_words % 64)) != 0) ||
       (data_slots % 64 != 0 && (nbits[data_slots / 64] >> (data_slots % 64)) != 0)) {
     fail(MS_ERR_ARCHIVE_FORMAT, "archive: a bitmap marks a slot beyond the regions");
     return false;
   }
-  // Marked words hold addresses inside the regions as written: checked here when asked (read
-  // only, before any relocation), and by the eager relocation as it moves them.
-  const uint64_t low = h.requested_base + data_begin(h), high = h.requested_base + data_end(h);
-  const auto* words = reinterpret_cast<const uint64_t*>(base_ + data_begin(h));
   if (verify_data) {
-    bool inside = for_each_marked(pbits, 0, h.pointer_bitmap.bytes * 8, [&](uint64_t w) {
-      return (words[w] >= low && words[w] < high) || pointer_outside(h, w, words[w]);
-    });
-    if (!inside) return false;
-    unsigned shift = log2_of_power_of_2(h.class_alignment_bytes);
-    const auto* slots = reinterpret_cast<const uint32_t*>(base_ + data_begin(h));
-    bool named = for_each_marked(nbits, 0, h.narrow_bitmap.bytes * 8, [&](uint64_t n) {
-      uint64_t offset = uint64_t{slots[n]} << shift;
-      if (offset >= h.class_region.offset && offset < h.class_region.offset + h.class_used_bytes) {
-        return true;
-      }
-      fail(MS_ERR_ARCHIVE_FORMAT, "archive: the narrow bitmap marks the slot at offset %#llx, "
-           "which names no archived class", static_cast<unsigned long long>(data_begin(h) + n * 4));
+    // The regions, a piece at a time: their checksum, and every marked word and narrow slot
+    // (read only, before any relocation).
+    const uint64_t low = h.requested_base + data_begin(h), high = h.requested_base + data_end(h);
+    const unsigned shift = log2_of_power_of_2(h.class_alignment_bytes);
+    std::vector<char> piece(std::min<uint64_t>(kReadPieceBytes, data_end(h) - data_begin(h)));
+    Checksum data;
+    for (uint64_t at = data_begin(h); at < data_end(h); at += piece.size()) {
+      const size_t bytes = static_cast<size_t>(std::min<uint64_t>(piece.size(), data_end(h) - at));
+      if (!read_exact(fd, piece.data(), bytes, at)) return false;
+      data.add(piece.data(), bytes);
+      const uint64_t first_word = (at - data_begin(h)) / 8;
+      const auto* words = reinterpret_cast<const uint64_t*>(piece.data());
+      bool inside = for_each_marked(pbits, first_word, first_word + bytes / 8, [&](uint64_t w) {
+        uint64_t value = words[w - first_word];
+        return (value >= low && value < high) || pointer_outside(h, w, value);
+      });
+      if (!inside) return false;
+      const uint64_t first_slot = first_word * 2;
+      const auto* slots = reinterpret_cast<const uint32_t*>(piece.data());
+      bool named = for_each_marked(nbits, first_slot, first_slot + bytes / 4, [&](uint64_t n) {
+        uint64_t offset = uint64_t{slots[n - first_slot]} << shift;
+        if (offset >= h.class_region.offset && offset < h.class_region.offset + h.class_used_bytes) {
+          return true;
+        }
+        fail(MS_ERR_ARCHIVE_FORMAT, "archive: the narrow bitmap marks the slot at offset %#llx, "
+             "which names no archived class", static_cast<unsigned long long>(data_begin(h) + n * 4));
+        return false;
+      });
+      if (!named) return false;
+    }
+    if (data.value() != h.data_checksum) {
+      fail(MS_ERR_ARCHIVE_CHECKSUM, "archive: the checksum of the class and non-class regions does "
+           "not match (damaged file)");
       return false;
-    });
-    if (!named) return false;
+    }
   }
   if (delta_ == 0) return true;
   if (try_lazy(request, fd)) return true;
-  return relocate_eagerly();
+  return relocate_eagerly(fd);
 }
 
 bool ArchiveMapping::try_lazy(const MapRequest& request, int fd) {
@@ -273,7 +325,7 @@ bool ArchiveMapping::try_lazy(const MapRequest& request, int fd) {
     lr.bytes = data_end(h) - data_begin(h);
     lr.fd = fd;
     lr.file_offset = data_begin(h);
-    lr.pointer_bits = reinterpret_cast<const uint64_t*>(base_ + h.pointer_bitmap.offset);
+    lr.pointer_bits = reinterpret_cast<const uint64_t*>(tail_.data() + (h.pointer_bitmap.offset - data_end(h)));
     lr.delta = delta_;
     lr.low = h.requested_base + data_begin(h);
     lr.high = h.requested_base + data_end(h);
@@ -290,14 +342,30 @@ bool ArchiveMapping::try_lazy(const MapRequest& request, int fd) {
   return false;
 }
 
-bool ArchiveMapping::relocate_eagerly() {
+bool ArchiveMapping::relocate_eagerly(int fd) {
   const Header& h = header();
   relocation_ = MS_ARCHIVE_RELOCATE_EAGER;
-  // Relocation writes nearly every page of the regions (copy-on-write): one call faults them all
-  // in, rather than one trap per page. Only a hint: on failure (older kernels) the writes fault.
-  (void)os::populate_for_write(reinterpret_cast<char*>(base_ + data_begin(h)), data_end(h) - data_begin(h));
+  const size_t bytes = align_up(file_bytes_, os::page_size());
+  // The regions are relocated in anonymous memory filled with pread, never through the file's
+  // mapping: a file truncated meanwhile is a short read, not a SIGBUS.
+  char* copy = reinterpret_cast<char*>(base_);
+  if (os::map_anonymous_over(copy, bytes) != MS_OK) {
+    fail(MS_ERR_ARCHIVE_IO, "archive: %zu bytes of memory for the relocated copy: %s", bytes,
+         ms_last_error_text());
+    return false;
+  }
+  // Relocation writes nearly every page: one call faults them all in. A hint only.
+  (void)os::populate_for_write(copy, bytes);
+  if (!read_exact(fd, copy, file_bytes_, 0)) return false;
+  // The copy is the file as checked only if the file did not change meanwhile: the header and the
+  // bitmaps and roots are compared, the rest is the caller's fstat check's.
+  if (std::memcmp(copy, &h, sizeof h) != 0 ||
+      std::memcmp(copy + data_end(h), tail_.data(), tail_.size()) != 0) {
+    fail(MS_ERR_ARCHIVE_CHANGED, "archive: the file changed while it was being read");
+    return false;
+  }
   const uint64_t low = h.requested_base + data_begin(h), high = h.requested_base + data_end(h);
-  const auto* pbits = reinterpret_cast<const uint64_t*>(base_ + h.pointer_bitmap.offset);
+  const auto* pbits = reinterpret_cast<const uint64_t*>(tail_.data() + (h.pointer_bitmap.offset - data_end(h)));
   auto* words = reinterpret_cast<uint64_t*>(base_ + data_begin(h));
   return for_each_marked(pbits, 0, h.pointer_bitmap.bytes * 8, [&](uint64_t w) {
     uint64_t value = words[w];
@@ -326,7 +394,7 @@ ArchiveMapping::~ArchiveMapping() {
 void* ArchiveMapping::root(const char* name) const {
   if (name == nullptr) return nullptr;
   const Header& h = header();
-  const auto* roots = reinterpret_cast<const Root*>(base_ + h.roots.offset);
+  const auto* roots = reinterpret_cast<const Root*>(tail_.data() + (h.roots.offset - data_end(h)));
   size_t lo = 0, hi = h.root_count;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -373,7 +441,7 @@ bool ArchiveMapping::verify() const {
             "archive mapped at %#zx, not on a root chunk boundary", static_cast<size_t>(base_));
   const Header& h = header();
   MS_VERIFY(std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && h.file_bytes == file_bytes_,
-            "the archive's header at %#zx was overwritten", static_cast<size_t>(base_));
+            "the archive's header copy for %#zx was overwritten", static_cast<size_t>(base_));
   MS_VERIFY(reserved_bytes_ >= file_bytes_ && reserved_bytes_ % h.root_chunk_bytes == 0,
             "reserved %zu bytes for a file of %zu", reserved_bytes_, file_bytes_);
   MS_VERIFY(static_cast<uintptr_t>(delta_) == base_ - h.requested_base,

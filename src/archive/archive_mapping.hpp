@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "archive/archive_format.hpp"
 #include "archive/lazy_relocation.hpp"
@@ -53,7 +54,9 @@ class ArchiveMapping {
   uintptr_t base() const { return base_; }
   size_t reserved_bytes() const { return reserved_bytes_; }
   size_t file_bytes() const { return file_bytes_; }
-  const Header& header() const { return *reinterpret_cast<const Header*>(base_); }
+  // The header as read and checked at ms_create (a copy: reading the mapped file after another
+  // process truncated it would raise SIGBUS).
+  const Header& header() const { return header_; }
   // O(1): one subtraction and one compare, whatever the archive's size.
   bool contains(const void* p) const {
     return reinterpret_cast<uintptr_t>(p) - base_ < file_bytes_;
@@ -63,8 +66,9 @@ class ArchiveMapping {
   void count_ignored_deallocation() { deallocations_ignored_.fetch_add(1, std::memory_order_relaxed); }
   // Includes resident pages (mincore: O(pages of the file)).
   ms_archive_stats_t stats() const;
-  // The header is still the one that was checked, the range is where it was put, the roots lie
-  // inside. False with the reason in the last error.
+  // The range is where it was put and agrees with the header as checked (the copy: the mapped
+  // pages are not read, a truncated file would fault there). False with the reason in the last
+  // error.
   bool verify() const;
 
   // The lazy relocation's handler, if the archive is relocated lazily (tests).
@@ -76,14 +80,21 @@ class ArchiveMapping {
 
  private:
   ArchiveMapping() = default;
-  // The checks on the mapped bytes, and relocation: false with the error recorded.
+  // The checks, and relocation: false with the error recorded. Every byte checked is read from
+  // the file with pread, never through the mapping: a file truncated meanwhile by another
+  // process gives a short read (MS_ERR_ARCHIVE_CHANGED), where a read of the mapping's lost pages
+  // would raise SIGBUS.
   bool check_and_relocate(const MapRequest& request, int fd);
-  // Moves every marked pointer now (copy-on-write of the regions); false if a marked word holds
-  // an address outside the archive.
-  bool relocate_eagerly();
+  // Moves every marked pointer now, in a private copy of the file read into anonymous memory
+  // that replaces the file's mapping (relocation writes nearly every page anyway: the copy costs
+  // what copy-on-write did, and leaves no page of the file mapped to fault). False if the file is
+  // shorter than checked or a marked word holds an address outside the archive.
+  bool relocate_eagerly(int fd);
   // Lazy relocation if asked for and possible; else records why not (relocation_reason_).
   bool try_lazy(const MapRequest& request, int fd);
 
+  Header header_{};                 // as read at ms_create
+  std::vector<char> tail_;          // the bitmaps and roots as read and checked: [data_end, file end)
   uintptr_t base_ = 0;
   size_t reserved_bytes_ = 0;       // the archive's part of the range
   size_t class_space_bytes_ = 0;    // the class space's part, held until released

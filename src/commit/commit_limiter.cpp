@@ -96,22 +96,23 @@ struct DeliveryFrame {
 
 }  // namespace
 
-bool CommitLimiter::deliver_threshold_event(ms_metaspace_t* ms) {
-  if (!pending_.load(std::memory_order_relaxed)) return false;
+CommitLimiter::Delivery CommitLimiter::deliver_threshold_event(ms_metaspace_t* ms,
+                                                                bool (*alive)(ms_metaspace_t*)) {
+  if (!pending_.load(std::memory_order_relaxed)) return Delivery::kNone;
   for (const DeliveryFrame* f = t_deliveries; f != nullptr; f = f->outer) {
-    if (f->limiter == this) return false;  // inside its own callback: told already
+    if (f->limiter == this) return Delivery::kNone;  // inside its own callback: told already
   }
   ms_gc_callback_t callback;
   void* user;
   {
     std::lock_guard<std::mutex> guard(threshold_lock_);
-    if (!pending_.exchange(false, std::memory_order_relaxed)) return false;
+    if (!pending_.exchange(false, std::memory_order_relaxed)) return Delivery::kNone;
     callback = callback_;
     user = user_;
   }
   if (callback == nullptr) {
     gc_done();
-    return false;
+    return Delivery::kNone;
   }
   // The caller may be about to return NULL with its error: whatever the runtime calls from the
   // callback must not replace it.
@@ -122,8 +123,9 @@ bool CommitLimiter::deliver_threshold_event(ms_metaspace_t* ms) {
     os::OutsideLibrary outside;
     callback(ms, committed_bytes(), user);
   }
+  if (!alive(ms)) return Delivery::kOwnerDestroyed;  // this limiter went with it
   gc_done();
-  return true;
+  return Delivery::kDelivered;
 }
 
 bool CommitLimiter::verify() const {

@@ -45,7 +45,13 @@ class CommitLimiter {
   // the same thread (a runtime's GC that allocates metadata itself, refused again): the event
   // stays pending and false is returned, so the refusal reaches the caller instead of a
   // recursion without end (it overflowed the stack).
-  bool deliver_threshold_event(ms_metaspace_t* ms);
+  // The callback may destroy the metaspace, and this limiter with it: after it, `alive(ms)`
+  // says whether anything of it may be touched (kOwnerDestroyed: nothing was).
+  enum class Delivery { kNone, kDelivered, kOwnerDestroyed };
+  Delivery deliver_threshold_event(ms_metaspace_t* ms,
+                                   bool (*alive)(ms_metaspace_t*) = owner_outlives_callbacks);
+  // For a limiter that no callback can destroy (tests of this layer).
+  static bool owner_outlives_callbacks(ms_metaspace_t*) { return true; }
   // A collection finished: moves the threshold by the policy from the committed level now and
   // re-arms it. Returns the new threshold (0: none set).
   size_t gc_done();

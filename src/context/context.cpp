@@ -25,8 +25,9 @@ Context::Context(ms_space_t space, const NodeGeometry& geometry, CommitLimiter& 
       own_bookkeeping_(bookkeeping.shared != nullptr
                            ? nullptr
                            : std::make_unique<SlabAllocator>(SlabAllocator::Options{
-                                 .reserve_bytes = kBookkeepingReserveBytes,
-                                 .return_at_once = policy.uncommit_on_return})),
+                                 .reserve_bytes = bookkeeping.reserve_bytes,
+                                 .return_at_once = policy.uncommit_on_return,
+                                 .name = bookkeeping.name})),
       bookkeeping_(bookkeeping.shared != nullptr ? bookkeeping.shared : own_bookkeeping_.get()),
       counts_bookkeeping_(bookkeeping.counted),
       chunks_(vslist_, ChunkGeometry(geometry.root_chunk_bytes), policy, *bookkeeping_) {}

@@ -13,9 +13,8 @@
 
 namespace metaspace {
 
-// Address space for a space's bookkeeping; only the pages in use cost memory. 1 M micro loaders
-// need about 1.5 GiB of it in the non-class space (loader objects, headers, free-block
-// structures).
+// The most address space for a space's bookkeeping range; only the pages in use cost memory. A
+// metaspace sizes its ranges from its settings (bookkeeping_range_bytes, instance/settings.hpp).
 constexpr size_t kBookkeepingReserveBytes = 4 * GiB;
 static_assert(kBookkeepingReserveBytes <= ChunkStartTable::kHeaderRangeBytes,
               "a 4-byte chunk start slot must be able to name every chunk header");
@@ -28,6 +27,8 @@ static_assert(kBookkeepingReserveBytes <= ChunkStartTable::kHeaderRangeBytes,
 struct ContextBookkeeping {
   SlabAllocator* shared = nullptr;  // borrow this one; null: make one's own
   bool counted = true;              // its pages are part of this space's overhead
+  size_t reserve_bytes = kBookkeepingReserveBytes;  // one's own: its address space
+  const char* name = nullptr;       // one's own: what it is for and what sizes it (errors)
 };
 
 class Context {

@@ -2,11 +2,16 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
 #include <mutex>
 #include <new>
 #include <vector>
 
 #include "arena/owner_exclusion.hpp"
+#include "common/assert.hpp"
+#include "common/error.hpp"
 #include "instance/metaspace.hpp"
 #include "os/process_barrier.hpp"
 
@@ -19,25 +24,38 @@ std::mutex& lock() {
   static std::mutex* m = new std::mutex;  // never destroyed: usable to the very end
   return *m;
 }
-std::vector<Metaspace*>& list() {
-  static auto* v = new std::vector<Metaspace*>;
+// A live metaspace and the calls in flight on it that found it under the lock.
+struct Entry {
+  Metaspace* ms;
+  std::atomic<long> calls{0};
+};
+
+std::vector<Entry*>& list() {
+  static auto* v = new std::vector<Entry*>;
   return *v;
 }
 
 // The live metaspaces' addresses, for the handle check of every call that takes a metaspace
-// handle (state_of): a process holds one or a few, so the check is a load or two, no lock —
-// ms_get_usage is polled by a runtime's monitoring threads at once and costs ~50 ns in all, which
-// a mutex taken by every poller would raise and serialize. More metaspaces than slots are found
-// under the lock (list()). Written under the lock; a metaspace's slot is cleared before its
-// object is freed, and a call racing with its own metaspace's destruction is the caller's error.
+// handle (enter, state_of): a process holds one or a few, so the check is a load or two and one
+// atomic add, no lock — ms_get_usage is polled by a runtime's monitoring threads at once and
+// costs ~50 ns in all, which a mutex taken by every poller would raise and serialize. More
+// metaspaces than slots are found under the lock (list()). Written under the lock. A call found
+// in slot i is counted in g_slot_calls[i] (static: always there to count in, whatever the slot
+// names meanwhile); retire() marks the slot draining before it waits for that count to fall, and
+// an entering call re-reads the slot after counting itself in (both sequentially consistent, so
+// one of the two sees the other).
 constexpr size_t kSlots = 16;
 std::atomic<const Metaspace*> g_slots[kSlots];
+std::atomic<long> g_slot_calls[kSlots];
+const Metaspace* const kDraining = reinterpret_cast<const Metaspace*>(uintptr_t{1});
 
 // The last metaspaces destroyed (under the lock): a handle found here gets MS_ERR_DESTROYED
-// rather than MS_ERR_INVALID_ARGUMENT, and Metaspace::operator new does not hand out their
-// addresses again, so a stale handle never names a metaspace created after it.
+// rather than MS_ERR_INVALID_ARGUMENT.
 const void* g_destroyed[kRememberedDestroyed];
 size_t g_destroyed_next = 0;
+
+// The calls of this thread in flight on metaspaces, innermost first.
+thread_local Call* t_calls = nullptr;
 
 bool destroyed_recently_locked(const void* address) {
   MS_ASSERT_LOCKED(lock());
@@ -47,11 +65,43 @@ bool destroyed_recently_locked(const void* address) {
   return false;
 }
 
+void remember_destroyed_locked(const Metaspace* ms) {
+  g_destroyed[g_destroyed_next] = ms;
+  g_destroyed_next = (g_destroyed_next + 1) % kRememberedDestroyed;
+}
+
+// The entry of a live metaspace, taken out of the list (under the lock); null if not there.
+Entry* take_out_locked(const Metaspace* ms) {
+  auto& v = list();
+  auto it = std::find_if(v.begin(), v.end(), [&](const Entry* e) { return e->ms == ms; });
+  if (it == v.end()) return nullptr;
+  Entry* e = *it;
+  v.erase(it);
+  return e;
+}
+
+// Waits until `count` is zero: calls of other threads finishing (statistics, a verification).
+void wait_until_left(const std::atomic<long>& count) {
+  for (unsigned spins = 0; count.load(std::memory_order_seq_cst) != 0; spins++) {
+    if (spins < 64) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+}
+
 }  // namespace
 
 void add(Metaspace* ms) {
   std::lock_guard<std::mutex> guard(lock());
-  list().push_back(ms);
+  auto* e = new Entry{ms};
+  try {
+    list().push_back(e);
+  } catch (...) {
+    delete e;
+    throw;
+  }
   for (auto& slot : g_slots) {
     if (slot.load(std::memory_order_relaxed) == nullptr) {
       slot.store(ms, std::memory_order_release);
@@ -62,16 +112,16 @@ void add(Metaspace* ms) {
 
 void remove(Metaspace* ms) {
   std::lock_guard<std::mutex> guard(lock());
-  auto& v = list();
-  auto it = std::find(v.begin(), v.end(), ms);
-  // A metaspace whose creation failed was never added: its address is no handle to remember.
-  if (it == v.end()) return;
-  v.erase(it);
+  // A metaspace whose creation failed was never added, and one that ms_destroy retired is out
+  // already: neither is a handle to remember here.
+  Entry* e = take_out_locked(ms);
+  if (e == nullptr) return;
+  MS_ASSERT(e->calls.load() == 0, "metaspace %p destroyed with calls in flight", (void*)ms);
+  delete e;
   for (auto& slot : g_slots) {
     if (slot.load(std::memory_order_relaxed) == ms) slot.store(nullptr, std::memory_order_release);
   }
-  g_destroyed[g_destroyed_next] = ms;
-  g_destroyed_next = (g_destroyed_next + 1) % kRememberedDestroyed;
+  remember_destroyed_locked(ms);
 }
 
 HandleState state_of(const void* handle) {
@@ -80,21 +130,96 @@ HandleState state_of(const void* handle) {
     if (slot.load(std::memory_order_acquire) == handle) return HandleState::kLive;
   }
   std::lock_guard<std::mutex> guard(lock());
-  for (const Metaspace* ms : list()) {
-    if (ms == handle) return HandleState::kLive;
+  for (const Entry* e : list()) {
+    if (e->ms == handle) return HandleState::kLive;
   }
   return destroyed_recently_locked(handle) ? HandleState::kDestroyed : HandleState::kUnknown;
 }
 
-bool destroyed_recently(const void* address) {
+HandleState enter(const void* handle, Call* call) {
+  MS_ASSERT(!call->linked_, "a call entered twice");
+  if (handle == nullptr) return HandleState::kUnknown;
+  auto link = [&](Metaspace* ms, std::atomic<long>* count) {
+    call->ms_ = ms;
+    call->count_ = count;
+    call->outer_ = t_calls;
+    call->linked_ = true;
+    t_calls = call;
+    return HandleState::kLive;
+  };
+  for (size_t i = 0; i < kSlots; i++) {
+    if (g_slots[i].load(std::memory_order_acquire) != handle) continue;
+    g_slot_calls[i].fetch_add(1, std::memory_order_seq_cst);
+    if (g_slots[i].load(std::memory_order_seq_cst) == handle) {
+      return link(const_cast<Metaspace*>(static_cast<const Metaspace*>(handle)), &g_slot_calls[i]);
+    }
+    g_slot_calls[i].fetch_sub(1, std::memory_order_seq_cst);  // being retired: the lock decides
+    break;
+  }
   std::lock_guard<std::mutex> guard(lock());
-  return destroyed_recently_locked(address);
+  for (Entry* e : list()) {
+    if (e->ms == handle) {
+      e->calls.fetch_add(1, std::memory_order_relaxed);
+      return link(e->ms, &e->calls);
+    }
+  }
+  return destroyed_recently_locked(handle) ? HandleState::kDestroyed : HandleState::kUnknown;
+}
+
+Call::~Call() {
+  if (!linked_) return;
+  if (count_ != nullptr) count_->fetch_sub(1, std::memory_order_seq_cst);
+  MS_ASSERT(t_calls == this, "calls on metaspaces end in the order they began");
+  t_calls = outer_;
+}
+
+bool retire(Metaspace* ms, Call* own) {
+  Entry* e = nullptr;
+  std::atomic<long>* slot_calls = nullptr;
+  size_t slot = kSlots;
+  {
+    std::lock_guard<std::mutex> guard(lock());
+    for (const Call* c = t_calls; c != nullptr; c = c->outer_) {
+      if (c->ms_ == ms && c != own && !c->destroy_within_) {
+        fail(MS_ERR_INVALID_ARGUMENT, "ms_destroy of metaspace %p from within another call on "
+             "it on this thread (only its GC callback may destroy it)", static_cast<void*>(ms));
+        return false;
+      }
+    }
+    e = take_out_locked(ms);
+    if (e == nullptr) {
+      fail(MS_ERR_DESTROYED, "metaspace %p is being destroyed by another thread",
+           static_cast<void*>(ms));
+      return false;
+    }
+    for (size_t i = 0; i < kSlots; i++) {
+      if (g_slots[i].load(std::memory_order_relaxed) == ms) {
+        g_slots[i].store(kDraining, std::memory_order_seq_cst);
+        slot = i;
+        slot_calls = &g_slot_calls[i];
+      }
+    }
+    remember_destroyed_locked(ms);
+  }
+  // This thread's calls on it end here: they touch nothing of it after (Call::metaspace()).
+  for (Call* c = t_calls; c != nullptr; c = c->outer_) {
+    if (c->ms_ != ms) continue;
+    c->count_->fetch_sub(1, std::memory_order_seq_cst);
+    c->ms_ = nullptr;
+    c->count_ = nullptr;
+  }
+  if (slot_calls != nullptr) wait_until_left(*slot_calls);
+  wait_until_left(e->calls);
+  std::lock_guard<std::mutex> guard(lock());
+  delete e;
+  if (slot != kSlots) g_slots[slot].store(nullptr, std::memory_order_release);
+  return true;
 }
 
 Metaspace* holding_loader_address(const void* p) {
   std::lock_guard<std::mutex> guard(lock());
-  for (Metaspace* ms : list()) {
-    if (ms->holds_loader_address(p)) return ms;
+  for (Entry* e : list()) {
+    if (e->ms->holds_loader_address(p)) return e->ms;
   }
   return nullptr;
 }
@@ -116,7 +241,7 @@ void exclude_inline_owners_for_fork() {
   auto& excluded = excluded_for_fork();
   excluded.clear();
   try {
-    for (Metaspace* ms : list()) ms->exclude_owners_for_fork(excluded);
+    for (Entry* e : list()) e->ms->exclude_owners_for_fork(excluded);
   } catch (const std::bad_alloc&) {
     readmit_inline_owners_after_fork();
     return;

@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "common/verify.hpp"
 #include "instance/live_metaspaces.hpp"
+#include "os/unique_addresses.hpp"
 #include "instance/settings.hpp"
 
 namespace metaspace {
@@ -23,29 +24,11 @@ std::unique_ptr<Metaspace> Metaspace::create(const ms_settings_t& requested) {
   return ms;
 }
 
-void* Metaspace::operator new(size_t bytes) {
-  // Each refused block is held until a block is found, so malloc cannot offer it again: at most
-  // one refusal per remembered address.
-  void* refused[live_metaspaces::kRememberedDestroyed];
-  size_t n = 0;
-  void* p = nullptr;
-  try {
-    p = ::operator new(bytes);
-    while (n < live_metaspaces::kRememberedDestroyed && live_metaspaces::destroyed_recently(p)) {
-      refused[n++] = p;
-      p = nullptr;
-      p = ::operator new(bytes);
-    }
-  } catch (...) {  // a refused retry's allocation, or the lookup's lock made at its first use
-    if (p != nullptr) ::operator delete(p);
-    for (size_t i = 0; i < n; i++) ::operator delete(refused[i]);
-    throw;
-  }
-  for (size_t i = 0; i < n; i++) ::operator delete(refused[i]);
-  return p;
-}
+void* Metaspace::operator new(size_t bytes) { return os::unique_addresses::take(bytes); }
 
-void Metaspace::operator delete(void* p) noexcept { ::operator delete(p); }
+void Metaspace::operator delete(void* p, size_t bytes) noexcept {
+  os::unique_addresses::give_back(p, bytes);
+}
 
 Metaspace::Metaspace(const ms_settings_t& settings)
     : settings_(settings), limiter_(settings.max_committed_bytes) {
@@ -65,7 +48,10 @@ Metaspace::Metaspace(const ms_settings_t& settings)
   // counts them (ContextBookkeeping).
   class_space_ = std::make_unique<ClassSpace>(klass, limiter_, policy, class_wish,
                                               settings.class_alignment_bytes,
-                                              ContextBookkeeping{.counted = false});
+                                              ContextBookkeeping{
+                                                  .counted = false,
+                                                  .reserve_bytes = bookkeeping_range_bytes(settings),
+                                                  .name = kStructuresRangeName});
   if (archive_ != nullptr && class_space_->ok()) {
     if (class_space_->base() == class_wish) {
       class_space_->set_encoding_base(archive_->base());
@@ -91,8 +77,9 @@ Metaspace::Metaspace(const ms_settings_t& settings)
       MS_SPACE_NONCLASS, nonclass, limiter_, policy, 0,
       ContextBookkeeping{.shared = &class_space_->context().bookkeeping(), .counted = true});
   loader_objects_ = std::make_unique<SlabAllocator>(
-      SlabAllocator::Options{.reserve_bytes = kBookkeepingReserveBytes,
-                             .return_at_once = policy.uncommit_on_return});
+      SlabAllocator::Options{.reserve_bytes = bookkeeping_range_bytes(settings),
+                             .return_at_once = policy.uncommit_on_return,
+                             .name = kLoaderObjectsRangeName});
   limiter_.set_threshold(settings.gc_threshold_bytes, settings.gc_callback,
                          settings.gc_callback_user);
   // Shared chunks of one granule: a shared chunk's death is its granule's return.

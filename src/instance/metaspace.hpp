@@ -55,11 +55,10 @@ class Metaspace {
   // Null with the error set if the settings are bad or the reservation fails.
   static std::unique_ptr<Metaspace> create(const ms_settings_t& settings);
   ~Metaspace();
-  // Never at the address of one of the last 64 metaspaces destroyed
-  // (live_metaspaces::destroyed_recently): their handles get MS_ERR_DESTROYED, never a new
-  // metaspace's.
+  // Never at an address a metaspace of this process had (os/unique_addresses): a stale handle
+  // never names a newer metaspace.
   static void* operator new(size_t bytes);
-  static void operator delete(void* p) noexcept;
+  static void operator delete(void* p, size_t bytes) noexcept;
 
   const ms_settings_t& settings() const { return settings_; }
   CommitLimiter& limiter() { return limiter_; }

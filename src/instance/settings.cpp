@@ -3,6 +3,7 @@
 #include "chunks/reclaim_policy.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
+#include "context/context.hpp"
 #include "os/os_memory.hpp"
 
 namespace metaspace {
@@ -122,6 +123,14 @@ ms_error_t complete_settings(const ms_settings_t& in, ms_settings_t* out) {
   }
   *out = s;
   return MS_OK;
+}
+
+size_t bookkeeping_range_bytes(const ms_settings_t& s) {
+  size_t bytes = s.class_space_bytes / 8 + s.node_bytes / 2;
+  bytes = align_up(bytes, MiB);
+  if (bytes < kMinBookkeepingRangeBytes) bytes = kMinBookkeepingRangeBytes;
+  if (bytes > kBookkeepingReserveBytes) bytes = kBookkeepingReserveBytes;
+  return bytes;
 }
 
 }  // namespace metaspace

@@ -15,6 +15,7 @@ PageStore::PageStore(const Options& options) : options_(options), page_bytes_(os
   pages_ = bytes / page_bytes_;
   MS_ASSERT(pages_ < kNone, "bookkeeping range of %zu pages cannot be indexed", pages_);
   if (os::reserve(bytes, page_bytes_, 0, &base_) != MS_OK) {
+    if (options.name != nullptr) append_error(" for %s", options.name);
     base_ = nullptr;
     return;
   }
@@ -103,8 +104,9 @@ char* PageStore::allocate_page() {
 char* PageStore::allocate_pages(size_t pages) {
   MS_ASSERT(ok() && pages > 0, "bad page request of %zu pages", pages);
   if (pages > pages_ - next_page_) {
-    fail(MS_ERR_OUT_OF_MEMORY, "bookkeeping range of %zu bytes exhausted",
-         pages_ * page_bytes_);
+    fail(MS_ERR_OUT_OF_MEMORY, "bookkeeping range of %zu bytes exhausted%s%s",
+         pages_ * page_bytes_, options_.name != nullptr ? ": " : "",
+         options_.name != nullptr ? options_.name : "");
     return nullptr;
   }
   size_t first = next_page_;

@@ -42,6 +42,7 @@ class PageStore {
   struct Options {
     size_t reserve_bytes;  // address space for bookkeeping; a multiple of the page size
     bool return_at_once;   // uncommit a page as soon as it is empty (aggressive policy)
+    const char* name = nullptr;  // what the range is for and which settings size it (errors)
   };
 
   // Reserves the range; ok() tells whether that worked (the error is left set).

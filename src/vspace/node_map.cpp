@@ -15,7 +15,10 @@ NodeMap::NodeMap(size_t root_chunk_bytes, std::atomic<size_t>* committed)
 
 ms_error_t NodeMap::init() {
   MS_ASSERT(range_ == nullptr, "node map set up twice");
-  region_bytes_ = kMaxSlots * sizeof(Slot);
+  size_t slots = kInitialSlots;
+  while (slots < 4 * (kCoveredBytes >> shift_) && slots < kMaxSlots) slots *= 2;
+  max_slots_ = slots;
+  region_bytes_ = max_slots_ * sizeof(Slot);
   char* range = nullptr;
   if (ms_error_t err = os::reserve(2 * region_bytes_, os::page_size(), 0, &range); err != MS_OK) {
     return err;
@@ -46,8 +49,9 @@ void NodeMap::count(int r, size_t bytes) {
 ms_error_t NodeMap::prepare(int r, size_t bytes) {
   size_t need = align_up(bytes, os::page_size());
   if (need > region_bytes_) {
-    return fail(MS_ERR_RESERVE_FAILED, "node map full: %zu slots needed, room for %zu",
-                bytes / sizeof(Slot), kMaxSlots);
+    return fail(MS_ERR_RESERVE_FAILED, "node map full: %zu slots needed, room for %zu (the "
+                "non-class nodes of %zu GiB at this root chunk size)", bytes / sizeof(Slot),
+                max_slots_, kCoveredBytes >> 30);
   }
   char* base = reinterpret_cast<char*>(regions_[r].slots);
   MS_ASSERT(base != nullptr, "node map region %d not mapped", r);

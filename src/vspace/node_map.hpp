@@ -24,9 +24,10 @@
 // smaller) plus, only if the kernel refused to take the old
 // region back, that one. Counted in `committed`.
 //
-// Each region has room for kMaxSlots slots (address space only, opened read-write as first
-// needed and then kept open, like the page store's range): 2^20 live areas, 4 TiB of nodes at 4
-// MiB root chunks. A node beyond that is refused (MS_ERR_RESERVE_FAILED).
+// Each region has room for the slots of kCoveredBytes of nodes (4 per root area; address space
+// only, opened read-write as first needed and then kept open, like the page store's range): 2 MiB
+// of address space for both regions at 4 MiB root chunks, 128 MiB (kMaxSlots) at 64 KiB. A node
+// beyond that is refused (MS_ERR_RESERVE_FAILED).
 #pragma once
 
 #include <metaspace/metaspace.h>
@@ -95,6 +96,9 @@ class NodeMap {
 
   static constexpr size_t kInitialSlots = 64;
   static constexpr size_t kMaxSlots = size_t{1} << 22;
+  // The non-class nodes a map has room for: 64 GiB (a metaspace's non-class space holds a few
+  // hundred MiB in a large JVM).
+  static constexpr size_t kCoveredBytes = size_t{64} << 30;
 
  private:
   struct Slot {
@@ -123,6 +127,7 @@ class NodeMap {
   std::atomic<size_t>* const committed_;
   char* range_ = nullptr;       // both regions
   size_t region_bytes_ = 0;
+  size_t max_slots_ = 0;  // per region
   size_t open_bytes_[2] = {};   // read-write prefix of each region
   size_t dirty_bytes_[2] = {};  // prefix of each region that may hold memory (counted)
   Region regions_[2] = {};

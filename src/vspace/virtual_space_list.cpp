@@ -14,13 +14,18 @@ VirtualSpaceList::VirtualSpaceList(const NodeGeometry& geometry, CommitLimiter& 
       node_map_(geometry.root_chunk_bytes, &bookkeeping_) {
   MS_ASSERT(!layout.expandable || layout.wish == 0, "an expandable list has no fixed base");
   if (expandable_) {
-    (void)node_map_.init();  // a failure shows in ok()
+    // A failure shows in ok().
+    if (node_map_.init() != MS_OK) append_error(" for the non-class space's node map (sized from the root chunk size)");
     return;
   }
   // The fixed node, found by its range (no map). Failures show in ok().
   auto node = VirtualSpaceNode::create(geometry, layout.wish, limiter, &committed_,
                                        &bookkeeping_);
-  if (node) (void)add_node(std::move(node));
+  if (node) {
+    (void)add_node(std::move(node));
+  } else {
+    append_error(" for the class space (class_space_bytes)");
+  }
 }
 
 ms_error_t VirtualSpaceList::add_node(std::unique_ptr<VirtualSpaceNode> node) {
@@ -70,7 +75,10 @@ char* VirtualSpaceList::allocate_root_chunk(VirtualSpaceNode** node) {
     return nullptr;
   }
   auto fresh = VirtualSpaceNode::create(geometry_, 0, limiter_, &committed_, &bookkeeping_);
-  if (!fresh) return nullptr;
+  if (!fresh) {
+    append_error(" for a non-class node (node_bytes)");
+    return nullptr;
+  }
   fresh->chunk_starts().set_header_base(chunk_header_base_);
   if (add_node(std::move(fresh)) != MS_OK) return nullptr;
   *node = nodes_.back().get();

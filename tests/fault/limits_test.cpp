@@ -313,6 +313,74 @@ INSTANTIATE_TEST_SUITE_P(
              (std::get<1>(info.param) ? "AtTheCapsRefusal" : "AtTheThreshold");
     });
 
+// The GC callback destroys the whole metaspace (a host tearing its runtime down on metadata
+// pressure), perhaps creating another at once: the allocation that called it returns NULL with
+// MS_ERR_DESTROYED and touches nothing after the callback (it used to call the destroyed
+// limiter's gc_done: a use after free). Both reports (threshold crossed with the block served,
+// the cap's refusal), with and without checked mode; and from ms_set_gc_threshold, which delivers
+// a pending event itself.
+class CallbackDestroysTheMetaspace : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+
+TEST_P(CallbackDestroysTheMetaspace, TheAllocationGetsDestroyedAndTouchesNothingAfter) {
+  auto [checked, at_refusal] = GetParam();
+  struct Runtime {
+    ms_metaspace_t* created = nullptr;
+    int calls = 0;
+    bool create_another = true;
+  } rt;
+  auto on_gc = [](ms_metaspace_t* ms, size_t, void* user) {
+    auto* rt = static_cast<Runtime*>(user);
+    rt->calls++;
+    ms_destroy(ms);
+    if (rt->create_another) {
+      rt->created = ms_create(nullptr);
+      EXPECT_NE(rt->created, nullptr) << ms_last_error_text();
+    }
+  };
+  ms_settings_t s = runtime_settings(at_refusal ? 4u << 20 : 2u << 20, on_gc, &rt);
+  s.checked = checked;
+  ms_metaspace_t* ms = ms_create(&s);
+  ASSERT_NE(ms, nullptr);
+  ms_loader_t* l = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
+  ASSERT_NE(l, nullptr);
+  void* p = nullptr;
+  int served = 0;
+  while (rt.calls == 0 && served < 100000) {
+    p = ms_allocate(l, MS_SPACE_NONCLASS, 1000);
+    if (p == nullptr) break;
+    served++;
+  }
+  ASSERT_EQ(rt.calls, 1) << "the callback never came; " << served << " blocks served";
+  EXPECT_EQ(p, nullptr) << "a block of a destroyed metaspace";
+  EXPECT_EQ(ms_last_error(), MS_ERR_DESTROYED) << ms_last_error_text();
+  ms_usage_t u{};
+  u.size = sizeof u;
+  EXPECT_EQ(ms_get_usage(ms, &u), MS_ERR_DESTROYED);
+  ASSERT_NE(rt.created, nullptr);
+  EXPECT_NE(rt.created, ms);
+  EXPECT_EQ(ms_verify(rt.created), MS_OK) << ms_last_error_text();
+  ms_destroy(rt.created);
+
+  // From ms_set_gc_threshold: a threshold below what is committed delivers at once.
+  rt = Runtime{};
+  rt.create_another = false;
+  ms_metaspace_t* second = ms_create(nullptr);
+  ASSERT_NE(second, nullptr);
+  ms_loader_t* l2 = ms_loader_create(second, MS_LOADER_STANDARD, 0);
+  ASSERT_NE(ms_allocate(l2, MS_SPACE_NONCLASS, 100000), nullptr);
+  ms_set_gc_threshold(second, 4096, on_gc, &rt);
+  EXPECT_EQ(rt.calls, 1);
+  EXPECT_EQ(ms_get_usage(second, &u), MS_ERR_DESTROYED);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    GcThreshold, CallbackDestroysTheMetaspace,
+    ::testing::Combine(::testing::Values(0, 1), ::testing::Values(false, true)),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param) ? "Checked" : "Normal") +
+             (std::get<1>(info.param) ? "AtTheCapsRefusal" : "AtTheThreshold");
+    });
+
 // A runtime whose GC allocates metadata itself: from within the callback the cap refuses again.
 // The callback is not entered again from within itself on the same thread (that recursed until
 // the stack overflowed): the inner refusal is MS_ERR_LIMIT at once, and so is the outer one.

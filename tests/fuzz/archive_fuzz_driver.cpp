@@ -2,12 +2,15 @@
 
 #include <metaspace/metaspace.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "archive/archive_checksum.hpp"
@@ -107,14 +110,54 @@ void discard(void*, const char*, size_t) {}
 
 }  // namespace
 
+// archive_path naming no regular file: a FIFO without a writer (opening it used to block for
+// ever), a symlink to one, a directory, a character device. Refused with MS_ERR_ARCHIVE_IO under
+// both policies, at once.
+void run_special_file(uint8_t which) {
+  char dir[] = "/tmp/ms_archive_fuzz_dir_XXXXXX";
+  FUZZ_CHECK(mkdtemp(dir) != nullptr);
+  std::string fifo = std::string(dir) + "/fifo";
+  std::string link = std::string(dir) + "/link";
+  FUZZ_CHECK(mkfifo(fifo.c_str(), 0600) == 0);
+  FUZZ_CHECK(symlink(fifo.c_str(), link.c_str()) == 0);
+  const std::string paths[] = {fifo, link, dir, "/dev/null", "/dev/zero"};
+  const std::string& path = paths[which % 5];
+  ms_settings_t s = fuzz_settings();
+  s.archive_path = path.c_str();
+  s.archive_policy = (which & 8) ? MS_ARCHIVE_REQUIRE : MS_ARCHIVE_AUTO;
+  alarm(30);  // a hang is a failure, not a stuck run
+  ms_metaspace_t* ms = ms_create(&s);
+  alarm(0);
+  if (s.archive_policy == MS_ARCHIVE_REQUIRE) {
+    FUZZ_CHECK(ms == nullptr && ms_last_error() == MS_ERR_ARCHIVE_IO);
+  } else {
+    FUZZ_CHECK(ms != nullptr);
+    FUZZ_CHECK(ms_archive_status(ms, nullptr) == MS_ERR_ARCHIVE_IO);
+    FUZZ_CHECK(ms_verify(ms) == MS_OK);
+    ms_destroy(ms);
+  }
+  unlink(link.c_str());
+  unlink(fifo.c_str());
+  rmdir(dir);
+}
+
 // Input: byte 0 selects the mode (bit 0: edit the valid archive rather than use the bytes raw;
-// bit 1: recompute the checksums after the edits; bit 2: no full verification); then, editing,
-// records of 4 bytes: a 24-bit offset into the file (modulo its size) and a byte to xor there; a
-// record with offset 0xFFFFFF truncates the file at the xor byte's share of its size.
+// bit 1: recompute the checksums after the edits; bit 2: no full verification; bit 3: a special
+// file instead, byte 1 choosing it; bit 4: another thread truncates the file while ms_create
+// reads it, byte 1 choosing how far and when); then, editing, records of 4 bytes: a 24-bit
+// offset into the file (modulo its size) and a byte to xor there; a record with offset 0xFFFFFF
+// truncates the file at the xor byte's share of its size.
 ArchiveRunStats run_archive_input(const uint8_t* data, size_t size) {
   ArchiveRunStats result;
   if (size == 0) return result;
   uint8_t mode = data[0];
+  if (mode & 8) {
+    run_special_file(size > 1 ? data[1] : 0);
+    result.refusal = MS_ERR_ARCHIVE_IO;
+    return result;
+  }
+  const bool truncate_meanwhile = (mode & 16) != 0;
+  const uint8_t truncation = size > 1 ? data[1] : 0;
   std::vector<uint8_t> file;
   if ((mode & 1) == 0) {
     file.assign(data + 1, data + size);
@@ -138,8 +181,33 @@ ArchiveRunStats run_archive_input(const uint8_t* data, size_t size) {
   ms_settings_t s = fuzz_settings();
   s.archive_path = path;
   s.archive_verify = (mode & 4) ? 0 : 1;
+  // Truncated by another thread after up to ~250 us (ms_create of the small archive takes about
+  // that): no signal may leave the library; what it maps after the truncation is not read here.
+  std::thread truncator;
+  if (truncate_meanwhile) {
+    truncator = std::thread([&path, &file, truncation] {
+      std::this_thread::sleep_for(std::chrono::microseconds((truncation & 0x1F) * 8));
+      (void)::truncate(path, static_cast<off_t>(file.size() * (truncation >> 5) / 8));
+    });
+  }
   ms_metaspace_t* ms = ms_create(&s);
+  if (truncator.joinable()) truncator.join();
   FUZZ_CHECK(ms != nullptr);
+  if (truncate_meanwhile) {
+    const char* why = nullptr;
+    ms_error_t status = ms_archive_status(ms, &why);
+    FUZZ_CHECK(status == MS_OK || status == MS_ERR_ARCHIVE_CHANGED || status == MS_ERR_ARCHIVE_FORMAT ||
+               status == MS_ERR_ARCHIVE_CHECKSUM || status == MS_ERR_ARCHIVE_VERSION ||
+               status == MS_ERR_ARCHIVE_MISMATCH || status == MS_ERR_ARCHIVE_IO);
+    if (status != MS_OK) FUZZ_CHECK(!file_is_mapped(path));
+    result.mapped = status == MS_OK;
+    result.refusal = status;
+    FUZZ_CHECK(ms_verify(ms) == MS_OK);
+    ms_destroy(ms);
+    unlink(path);
+    FUZZ_CHECK(!file_is_mapped(path));
+    return result;
+  }
   const char* reason = nullptr;
   ms_error_t status = ms_archive_status(ms, &reason);
   ms_stats_t st;

@@ -1,6 +1,7 @@
 // The archive fuzzer's driver over a fixed set of pseudo-random inputs in every test run (and
 // under ASan+UBSan in the debug preset): raw garbage, edits of a valid archive with and without
-// the checksums recomputed, truncations. A violated expectation aborts the test.
+// the checksums recomputed, truncations, special files, truncation by another thread while
+// ms_create reads the file. A violated expectation aborts the test.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -19,6 +20,8 @@ TEST(ArchiveFuzz, DamagedArchivesAreRefusedOrMappedNeverCrash) {
     // Mostly edits of the valid archive, half of them resealed (so they reach the deep checks).
     if (i % 8 != 0) input[0] = static_cast<uint8_t>(1 | (rng() % 2 ? 2 : 0) | (i % 5 == 0 ? 4 : 0));
     if (i % 16 == 1) input.resize(1);  // the valid archive unchanged
+    if (i % 32 == 2) input[0] = 8;     // a special file (FIFO, symlink to it, directory, device)
+    if (i % 8 == 3 && input.size() > 1) input[0] = 1 | 16;  // truncated while ms_create reads it
     metaspace::fuzz::ArchiveRunStats s =
         metaspace::fuzz::run_archive_input(input.data(), input.size());
     (s.mapped ? mapped : refused)++;

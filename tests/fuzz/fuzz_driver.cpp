@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <map>
+#include <thread>
 #include <vector>
 
 #include "arena/fence.hpp"
@@ -98,6 +100,26 @@ struct GcEvents {
   ms_error_t unload_result = MS_OK;
   ms_loader_t* replacement = nullptr;
 };
+
+// The GC callback of a side metaspace (op_side_metaspace): it destroys the metaspace it is told
+// about, from within the call that delivered it, and may create another there.
+struct SideEvents {
+  int calls = 0;
+  bool create_another = false;
+  ms_metaspace_t* created = nullptr;
+};
+
+void side_gc_callback(ms_metaspace_t* ms, size_t, void* user) {
+  auto* events = static_cast<SideEvents*>(user);
+  events->calls++;
+  ms_destroy(ms);
+  if (events->create_another && events->created == nullptr) {
+    ms_settings_t s;
+    ms_settings_init(&s);
+    s.class_space_bytes = 16u << 20;
+    events->created = ms_create(&s);
+  }
+}
 
 void gc_callback(ms_metaspace_t* ms, size_t committed, void* user) {
   auto* events = static_cast<GcEvents*>(user);
@@ -404,7 +426,7 @@ class Session {
 
   void step() {
     uint8_t op = in_.u8();
-    switch (op % 24) {
+    switch (op % 25) {
       case 0: op_create_loader(); break;
       case 1: op_destroy_loader(); break;
       case 2: op_use_after_destroy(); break;
@@ -425,7 +447,104 @@ class Session {
       case 21: op_settings_bound(); break;
       case 22: op_observe(); break;
       case 23: op_write_after_free(); break;
+      case 24: op_side_metaspace(); break;
     }
+  }
+
+  // A second metaspace that dies while it is used: an observer thread polls it (ms_get_usage,
+  // ms_get_stats or ms_verify) until it sees MS_ERR_DESTROYED while this thread destroys it;
+  // or its GC callback destroys it from within an allocation (perhaps creating another metaspace
+  // there) or from ms_set_gc_threshold. Every call after says MS_ERR_DESTROYED, no call reads the
+  // dead metaspace. Not while a fault is armed: the session's model counts the fault points.
+  void op_side_metaspace() {
+    for (int p = 0; p < os::kFaultPoints; p++) {
+      if (armed_at_[p] != 0 && os::fault_point_calls(static_cast<os::FaultPoint>(p)) < armed_at_[p]) {
+        return;
+      }
+    }
+    uint8_t how = in_.u8();
+    uint8_t n = in_.u8();
+    ms_settings_t s;
+    ms_settings_init(&s);
+    s.class_space_bytes = 16u << 20;
+    s.checked = (how & 8) ? 1 : 0;
+    SideEvents events;
+    events.create_another = (how & 16) != 0;
+    if (how % 3 == 1) {
+      s.max_committed_bytes = (size_t{1} << 20) + (n % 8) * (size_t{256} << 10);
+      s.gc_threshold_bytes = s.max_committed_bytes / 2;
+      s.gc_callback = side_gc_callback;
+      s.gc_callback_user = &events;
+    }
+    ms_metaspace_t* side = ms_create(&s);
+    FUZZ_CHECK(side != nullptr, "side metaspace: %s", ms_last_error_text());
+    ms_loader_t* l = ms_loader_create(side, MS_LOADER_STANDARD, 0);
+    FUZZ_CHECK(l != nullptr, "side loader: %s", ms_last_error_text());
+    switch (how % 3) {
+      case 0: {  // destroyed while an observer polls it
+        for (unsigned i = 0; i < n % 16u; i++) {
+          FUZZ_CHECK(ms_allocate(l, i % 3 == 0 ? MS_SPACE_CLASS : MS_SPACE_NONCLASS, 64 + i * 40) != nullptr,
+                     "side allocation: %s", ms_last_error_text());
+        }
+        std::atomic<bool> started{false};
+        ms_error_t bad = MS_OK;
+        const int call = (how >> 5) % 3;
+        std::thread observer([&] {
+          for (;;) {
+            ms_error_t e;
+            if (call == 0) {
+              ms_usage_t u{};
+              u.size = sizeof u;
+              e = ms_get_usage(side, &u);
+            } else if (call == 1) {
+              ms_stats_t st;
+              e = ms_get_stats(side, &st);
+            } else {
+              e = ms_verify(side);
+            }
+            started.store(true);
+            if (e == MS_ERR_DESTROYED) return;
+            if (e != MS_OK) {
+              bad = e;
+              return;
+            }
+          }
+        });
+        while (!started.load()) std::this_thread::yield();
+        ms_destroy(side);
+        observer.join();
+        FUZZ_CHECK(bad == MS_OK, "observer of a metaspace being destroyed: %s", ms_error_name(bad));
+        break;
+      }
+      case 1: {  // the GC callback destroys it from within an allocation
+        void* p = reinterpret_cast<void*>(1);
+        for (int i = 0; i < 4096 && events.calls == 0 && p != nullptr; i++) {
+          p = ms_allocate(l, i % 4 == 0 ? MS_SPACE_CLASS : MS_SPACE_NONCLASS, 1000);
+        }
+        FUZZ_CHECK(events.calls == 1, "side gc callback came %d times", events.calls);
+        FUZZ_CHECK(p == nullptr && ms_last_error() == MS_ERR_DESTROYED,
+                   "allocation whose callback destroyed its metaspace: %p, %s", p,
+                   ms_last_error_text());
+        break;
+      }
+      case 2: {  // ms_set_gc_threshold below what is committed: delivered at once
+        FUZZ_CHECK(ms_allocate(l, MS_SPACE_NONCLASS, 4096 + n * 64u) != nullptr, "side allocation");
+        ms_set_gc_threshold(side, 4096, side_gc_callback, &events);
+        FUZZ_CHECK(events.calls == 1, "side gc callback came %d times", events.calls);
+        break;
+      }
+    }
+    ms_usage_t u{};
+    u.size = sizeof u;
+    FUZZ_CHECK(ms_get_usage(side, &u) == MS_ERR_DESTROYED, "usage of a destroyed metaspace");
+    ms_destroy(side);
+    FUZZ_CHECK(ms_last_error() == MS_ERR_DESTROYED, "a second ms_destroy");
+    if (events.created != nullptr) {
+      FUZZ_CHECK(ms_verify(events.created) == MS_OK, "metaspace created in the callback");
+      ms_destroy(events.created);
+    }
+    FUZZ_CHECK(ms_verify(ms_) == MS_OK, "the session's metaspace after a side one died: %s",
+               ms_last_error_text());
   }
 
   void op_create_loader() {

@@ -71,6 +71,40 @@ TEST(SettingsOptions, BadValuesAreNamed) {
   }
 }
 
+// One strict number syntax for every size and address key: decimal (leading zeros refused:
+// strtoull read them as octal, "010k" as 8 KiB), or 0x and hex digits without a suffix; no sign,
+// no whitespace inside the value (a newline slipped past a check for '-' and gave SIZE_MAX).
+TEST(SettingsOptions, NumbersAreDecimalOrHexWithoutSignsSpacesOrLeadingZeros) {
+  const char* keys[] = {"granule", "root_chunk", "node", "class_space", "class_base",
+                        "class_alignment", "max_committed", "gc_threshold"};
+  const char* values[] = {"010k", "0100m", "00", "\n-1", "\n1", "-1", "+1", " -1", "1 k", "1\tk",
+                          "\v1", "1\n", "0x", "0x10k", "0xg", "1e3", "1.5k", "k", "0k1",
+                          "18446744073709551616", "0x10000000000000000", "1kk", "1kbb"};
+  for (const char* key : keys) {
+    for (const char* v : values) {
+      std::string text = std::string(key) + "=" + v;
+      ms_settings_t s = defaults();
+      ms_settings_t d = s;
+      EXPECT_EQ(ms_settings_parse(&s, text.c_str()), MS_ERR_INVALID_ARGUMENT) << text;
+      EXPECT_NE(std::strstr(ms_last_error_text(), key), nullptr) << text << ": "
+                                                               << ms_last_error_text();
+      EXPECT_EQ(std::memcmp(&s, &d, sizeof s), 0) << text;
+    }
+  }
+  struct Good {
+    const char* text;
+    size_t bytes;
+  } good[] = {{"granule=0", 0}, {"granule=10k", 10240}, {"granule=100m", 100u << 20},
+              {"granule=0x10", 16}, {"granule=0X1f", 31}, {"granule=2g", size_t{2} << 30},
+              {"granule=16kb", 16384}, {"granule=16KB", 16384}, {"granule = 8k ", 8192},
+              {"granule=18446744073709551615", ~size_t{0}}};
+  for (const Good& g : good) {
+    ms_settings_t s = defaults();
+    ASSERT_EQ(ms_settings_parse(&s, g.text), MS_OK) << g.text << ": " << ms_last_error_text();
+    EXPECT_EQ(s.commit_granule_bytes, g.bytes) << g.text;
+  }
+}
+
 // count_allocations (appended to ms_settings_t): 0 by default, the key sets it, a bad value is
 // refused and changes nothing, ms_create checks the range, and a caller whose struct ends before
 // the field cannot set it from text.

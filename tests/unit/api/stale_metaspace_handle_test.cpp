@@ -1,8 +1,8 @@
 // Metaspace handles that name no live metaspace (docs/guarantees.md): a destroyed metaspace's
 // handle gets MS_ERR_DESTROYED from every call that takes a metaspace handle (a second ms_destroy
 // included) while it is among the last 64 destroyed, and a pointer that is no metaspace gets
-// MS_ERR_INVALID_ARGUMENT; nothing is read or written at either (ASan sees every read of the
-// freed object). A new metaspace is never placed at a remembered address.
+// MS_ERR_INVALID_ARGUMENT; nothing is read or written at either (a destroyed metaspace's pages
+// are inaccessible). A new metaspace is never placed where one was; so is a new archive builder.
 #include <gtest/gtest.h>
 #include <metaspace/metaspace.h>
 
@@ -84,8 +84,8 @@ TEST(StaleMetaspaceHandles, APointerThatIsNoMetaspaceIsInvalidAndUntouched) {
 }
 
 TEST(StaleMetaspaceHandles, ANewMetaspaceNeverTakesARememberedAddress) {
-  // malloc hands a freed block of the same size straight back: without the refusal in
-  // Metaspace::operator new, each new metaspace here lands where the previous one was.
+  // malloc hands a freed block of the same size straight back: with metaspace objects from
+  // malloc, each new metaspace here landed where the previous one was (os/unique_addresses).
   std::set<uintptr_t> dead;
   for (int i = 0; i < 20; i++) {
     ms_metaspace_t* ms = ms_create(nullptr);
@@ -146,3 +146,73 @@ TEST(StaleMetaspaceHandles, ManyLiveMetaspacesAreAllFound) {
 }
 
 }  // namespace
+
+// No metaspace is ever placed where one was, however many are destroyed in between: a stale
+// handle older than the last 64 is refused (MS_ERR_INVALID_ARGUMENT) and never names a newer
+// metaspace. With only the 64 addresses remembered, the 65th metaspace on landed at the first
+// one's address again: ms_get_stats(stale) succeeded and ms_destroy(stale) destroyed it.
+TEST(StaleMetaspaceHandles, AStaleHandleNeverNamesANewerMetaspace) {
+  ms_settings_t s;
+  ms_settings_init(&s);
+  s.class_space_bytes = 16u << 20;
+  ms_metaspace_t* first = ms_create(&s);
+  ASSERT_NE(first, nullptr) << ms_last_error_text();
+  ms_destroy(first);
+  std::set<uintptr_t> used{reinterpret_cast<uintptr_t>(first)};
+  for (int i = 0; i < 300; i++) {
+    ms_metaspace_t* ms = ms_create(&s);
+    ASSERT_NE(ms, nullptr) << ms_last_error_text();
+    ASSERT_EQ(used.count(reinterpret_cast<uintptr_t>(ms)), 0u) << "metaspace " << i
+                                                                << " took a used address";
+    used.insert(reinterpret_cast<uintptr_t>(ms));
+    ms_destroy(ms);
+  }
+  ms_metaspace_t* live = ms_create(&s);
+  ASSERT_NE(live, nullptr);
+  EXPECT_EQ(usage_result(first), MS_ERR_INVALID_ARGUMENT);
+  ms_destroy(first);  // refused: the live metaspace is not touched
+  EXPECT_EQ(ms_last_error(), MS_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(ms_verify(live), MS_OK) << ms_last_error_text();
+  ms_destroy(live);
+}
+
+// An archive builder's handle is checked like the others: after ms_archive_discard it gets
+// MS_ERR_DESTROYED from every builder call (a second discard does nothing), nothing is read at
+// it, and no new builder is placed at its address (the next ms_archive_begin used to get the same
+// address, and the old handle drove, and a second discard freed, the new builder).
+TEST(StaleMetaspaceHandles, ADiscardedBuilderHandleIsRefusedAndNeverNamesANewerBuilder) {
+  ms_archive_builder_t* old = ms_archive_begin(nullptr, 0);
+  ASSERT_NE(old, nullptr) << ms_last_error_text();
+  ASSERT_NE(ms_archive_allocate(old, MS_SPACE_NONCLASS, 64), nullptr);
+  ms_archive_discard(old);
+  ms_archive_builder_t* next = ms_archive_begin(nullptr, 0);
+  ASSERT_NE(next, nullptr) << ms_last_error_text();
+  EXPECT_NE(next, old);
+  EXPECT_EQ(ms_archive_allocate(old, MS_SPACE_NONCLASS, 64), nullptr);
+  EXPECT_EQ(ms_last_error(), MS_ERR_DESTROYED) << ms_last_error_text();
+  int word = 0;
+  EXPECT_EQ(ms_archive_mark_pointer(old, &word), MS_ERR_DESTROYED);
+  EXPECT_EQ(ms_archive_mark_narrow_class(old, &word), MS_ERR_DESTROYED);
+  EXPECT_EQ(ms_archive_encode_class(old, &word), 0u);
+  EXPECT_EQ(ms_last_error(), MS_ERR_DESTROYED);
+  EXPECT_EQ(ms_archive_set_root(old, "root", &word), MS_ERR_DESTROYED);
+  EXPECT_EQ(ms_archive_write(old, "/nonexistent/a.msa"), MS_ERR_DESTROYED);
+  ms_archive_discard(old);
+  EXPECT_EQ(ms_last_error(), MS_ERR_DESTROYED);
+  // The new builder is untouched by all of that.
+  void* block = ms_archive_allocate(next, MS_SPACE_NONCLASS, 64);
+  ASSERT_NE(block, nullptr) << ms_last_error_text();
+  EXPECT_EQ(ms_archive_set_root(next, "root", block), MS_OK) << ms_last_error_text();
+  std::set<uintptr_t> used{reinterpret_cast<uintptr_t>(old), reinterpret_cast<uintptr_t>(next)};
+  ms_archive_discard(next);
+  for (int i = 0; i < 100; i++) {
+    ms_archive_builder_t* b = ms_archive_begin(nullptr, 0);
+    ASSERT_NE(b, nullptr) << ms_last_error_text();
+    ASSERT_EQ(used.count(reinterpret_cast<uintptr_t>(b)), 0u) << "builder " << i;
+    used.insert(reinterpret_cast<uintptr_t>(b));
+    ms_archive_discard(b);
+  }
+  // Beyond the last 64 discards: refused as no builder, still never read.
+  EXPECT_EQ(ms_archive_allocate(old, MS_SPACE_NONCLASS, 64), nullptr);
+  EXPECT_EQ(ms_last_error(), MS_ERR_INVALID_ARGUMENT);
+}

@@ -100,7 +100,7 @@ TEST(CommitLimiter, CapRefusalIsReportedEveryTime) {
   limiter.set_threshold(3 * MiB, GcCallbacks::record, &events);
   ASSERT_TRUE(limiter.try_charge(2 * MiB));
   EXPECT_FALSE(limiter.try_charge(2560 * KiB));  // 4.5 MiB: over threshold and cap at once
-  EXPECT_TRUE(limiter.deliver_threshold_event(nullptr));
+  EXPECT_EQ(limiter.deliver_threshold_event(nullptr), CommitLimiter::Delivery::kDelivered);
   EXPECT_EQ(events.calls, 1);
   EXPECT_EQ(events.last_committed, 2 * MiB) << "nothing was charged";
   ASSERT_TRUE(limiter.try_charge(2 * MiB));     // at the cap
@@ -108,7 +108,7 @@ TEST(CommitLimiter, CapRefusalIsReportedEveryTime) {
   int after_crossing = events.calls;
   for (int i = 0; i < 5; i++) {
     EXPECT_FALSE(limiter.try_charge(4 * KiB));
-    EXPECT_TRUE(limiter.deliver_threshold_event(nullptr)) << "refusal " << i;
+    EXPECT_EQ(limiter.deliver_threshold_event(nullptr), CommitLimiter::Delivery::kDelivered) << "refusal " << i;
   }
   EXPECT_EQ(events.calls, after_crossing + 5);
 }
@@ -121,7 +121,7 @@ TEST(CommitLimiter, DeliveryKeepsTheCallersError) {
   }, nullptr);
   EXPECT_FALSE(limiter.try_charge(2 * MiB));
   fail(MS_ERR_LIMIT, "the caller's reason");
-  EXPECT_TRUE(limiter.deliver_threshold_event(nullptr));
+  EXPECT_EQ(limiter.deliver_threshold_event(nullptr), CommitLimiter::Delivery::kDelivered);
   EXPECT_EQ(ms_last_error(), MS_ERR_LIMIT);
   EXPECT_STREQ(ms_last_error_text(), "metaspace limit reached: the caller's reason");
 }
@@ -160,13 +160,13 @@ TEST(CommitLimiter, AfterTheCallbackTheThresholdMovesAndRearms) {
   GcCallbacks events;
   limiter.set_threshold(MiB, GcCallbacks::record, &events);
   ASSERT_TRUE(limiter.try_charge(1200 * KiB));
-  EXPECT_TRUE(limiter.deliver_threshold_event(nullptr));
+  EXPECT_EQ(limiter.deliver_threshold_event(nullptr), CommitLimiter::Delivery::kDelivered);
   EXPECT_EQ(events.calls, 1);
   EXPECT_EQ(limiter.threshold_bytes(), 2000 * KiB) << "1200 KiB / 0.6";
   ASSERT_TRUE(limiter.try_charge(700 * KiB));  // 1.88 MiB: below
-  EXPECT_FALSE(limiter.deliver_threshold_event(nullptr));
+  EXPECT_EQ(limiter.deliver_threshold_event(nullptr), CommitLimiter::Delivery::kNone);
   ASSERT_TRUE(limiter.try_charge(200 * KiB));  // above 2 MiB: reported again
-  EXPECT_TRUE(limiter.deliver_threshold_event(nullptr));
+  EXPECT_EQ(limiter.deliver_threshold_event(nullptr), CommitLimiter::Delivery::kDelivered);
   EXPECT_EQ(events.calls, 2);
   // The runtime unloaded most of it: gc_done lowers the threshold (at most 70 % free).
   limiter.release(1900 * KiB);  // 200 KiB left

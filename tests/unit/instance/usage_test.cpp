@@ -4,6 +4,11 @@
 #include <metaspace/metaspace.h>
 
 #include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -127,6 +132,71 @@ TEST(Usage, FastPathBumpsShowAfterTheNextSlowPathOrSnapshot) {
   ms_loader_destroy(l);
   EXPECT_EQ(usage_of(ms).total.used_bytes, 0u);
   ms_destroy(ms);
+}
+
+// The identity as the public header writes it ("committed = used + ... "), read from the header
+// itself and evaluated against a metaspace's statistics, per space and in total: the header's
+// promise is the one the numbers keep (it once left out the overhead, 16 688 of 20 480 bytes).
+TEST(Usage, TheHeadersIdentityHoldsExactly) {
+  std::ifstream header(METASPACE_SOURCE_DIR "/include/metaspace/metaspace.h");
+  ASSERT_TRUE(header.good());
+  std::string line, identity;
+  while (std::getline(header, line)) {
+    size_t at = line.find("committed = used");
+    if (at != std::string::npos) identity = line.substr(at + std::strlen("committed = "));
+  }
+  ASSERT_FALSE(identity.empty()) << "the header states no identity";
+  std::vector<std::string> terms;
+  std::istringstream in(identity);
+  for (std::string word; in >> word;) {
+    if (word != "+") terms.push_back(word);
+  }
+  auto field = [](const ms_space_stats_t& sp, const std::string& name, bool* known) -> size_t {
+    *known = true;
+    if (name == "used") return sp.used_bytes;
+    if (name == "free_in_chunks") return sp.free_in_chunks_bytes;
+    if (name == "free_chunks") return sp.free_chunks_bytes;
+    if (name == "free_blocks") return sp.free_blocks_bytes;
+    if (name == "fence") return sp.fence_bytes;
+    if (name == "overhead") return sp.overhead_bytes;
+    *known = false;
+    return 0;
+  };
+  for (int checked = 0; checked <= 1; checked++) {
+    ms_settings_t s;
+    ms_settings_init(&s);
+    s.checked = checked;
+    ms_metaspace_t* ms = ms_create(&s);
+    ASSERT_NE(ms, nullptr) << ms_last_error_text();
+    std::vector<ms_loader_t*> loaders;
+    for (int i = 0; i < 50; i++) {
+      ms_loader_t* l = ms_loader_create(ms, i % 3 == 0 ? MS_LOADER_MICRO : MS_LOADER_STANDARD, 0);
+      ASSERT_NE(l, nullptr);
+      for (int b = 0; b < 40; b++) {
+        void* p = ms_allocate(l, b % 4 == 0 ? MS_SPACE_CLASS : MS_SPACE_NONCLASS,
+                              static_cast<size_t>(8 + (b * 37) % 700));
+        ASSERT_NE(p, nullptr);
+        if (b % 5 == 0) ASSERT_EQ(ms_deallocate(l, p, static_cast<size_t>(8 + (b * 37) % 700)), MS_OK);
+      }
+      loaders.push_back(l);
+    }
+    for (size_t i = 0; i < loaders.size(); i += 4) ASSERT_EQ(ms_loader_destroy(loaders[i]), MS_OK);
+    ms_stats_t st;
+    ASSERT_EQ(ms_get_stats(ms, &st), MS_OK);
+    const ms_space_stats_t* spaces[3] = {&st.space[0], &st.space[1], &st.total};
+    for (const ms_space_stats_t* sp : spaces) {
+      size_t sum = 0;
+      for (const std::string& t : terms) {
+        bool known = false;
+        sum += field(*sp, t, &known);
+        EXPECT_TRUE(known) << "the header's identity names '" << t << "', no field";
+      }
+      EXPECT_EQ(sp->committed_bytes, sum) << "checked " << checked << ": " << identity
+                                          << " (overhead " << sp->overhead_bytes << ")";
+      EXPECT_GT(sp->overhead_bytes, 0u);
+    }
+    ms_destroy(ms);
+  }
 }
 
 TEST(Usage, SizeFieldIsChecked) {

@@ -66,7 +66,7 @@ struct Metaspace {
 };
 
 // The inline fast path of metaspace.h with the per-block counter store it had before the counter
-// left it (issue 16: `allocs`, now `spare`, which the library ignores on loaders that bump),
+// left it (`allocs`, now `spare`, which the library ignores on loaders that bump),
 // and nothing else changed (the handle check and the fit_max check stay): the difference to
 // "metaspace" is what that counter cost per allocation. Reads the header's private window
 // layout, which is fine for a measurement that lives next to the library; the library ignores

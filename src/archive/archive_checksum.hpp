@@ -1,7 +1,7 @@
 // The archive's checksum: a 64-bit hash written here (the library is libc-only), in the style of
 // xxHash64: four independent lanes over 32-byte stripes (multiply, rotate, multiply), so that the
 // data checksum of a large archive runs at memory speed rather than a byte at a time as FNV-1a
-// would (measured: see docs/archive.md). Not cryptographic: it finds damage, not tampering.
+// would (docs/archive.md). Not cryptographic: it finds damage, not tampering.
 #pragma once
 
 #include <cstddef>

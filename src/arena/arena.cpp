@@ -324,13 +324,12 @@ void Arena::fold_usage() { fold(contribution()); }
 
 void Arena::fold_if_due() {
   // Folding costs about five atomic read-modify-writes on counters every thread shares, several
-  // times a bare free's work (not measured apart; a free cost ~50 ns per block before lookups by
-  // address). So a slow-path call folds when a chunk changed hands or the arena moved by
-  // kFoldSlackBytes since its last fold; statistics visits fold whatever is left, so ms_get_usage
-  // may be off by less than that per active loader.
-  // The test is an upper bound of the distance to the last fold, from running totals (bytes
-  // filed and taken, bumped, fences), so it needs no contribution: recomputing and comparing
-  // that on every call was 12 % of a free. Churn that nets out folds early, which is harmless.
+  // times a bare free's work. So a slow-path call folds when a chunk changed hands or the arena
+  // moved by kFoldSlackBytes since its last fold; statistics visits fold whatever is left, so
+  // ms_get_usage may be off by less than that per active loader. The test is an upper bound of the
+  // distance to the last fold, from running totals (bytes filed and taken, bumped, fences), so it
+  // needs no contribution: recomputing and comparing that on every call would be a sizeable part of
+  // a free. Churn that nets out folds early, which is harmless.
   if (chunk_count_ == folded_chunks_) {
     size_t moved = free_blocks_ != nullptr ? free_blocks_->moved_bytes() : 0;
     size_t consumed = consumed_without_prefix();
@@ -556,10 +555,10 @@ void Arena::zap() {
 }
 
 bool Arena::owns(const void* p, size_t bytes, bool note_hint) const {
-  // O(1) whatever the chunk's age (a walk of the chunk list cost 6.5 µs at 4 006 chunks): the
-  // chunk that holds p, which is ours only if it says so. Its fields are then ours to read.
-  // The current chunk and the retired chunk of the last hit are checked first (frees cluster):
-  // no table lookup. A retired chunk stays ours, unchanged, until the arena dies.
+  // O(1) whatever the arena's number of chunks (no walk of the chunk list): the chunk that holds p,
+  // which is ours only if it says so. Its fields are then ours to read. The current chunk and the
+  // retired chunk of the last hit are checked first (frees cluster): no table lookup. A retired
+  // chunk stays ours, unchanged, until the arena dies.
   const Chunk* c = chunks_;
   if (c == nullptr || !c->contains(p)) {
     c = free_blocks_ != nullptr ? static_cast<const Chunk*>(free_blocks_->chunk_hint()) : nullptr;

@@ -161,12 +161,9 @@ class Arena {
   // would file it (the wastage target) has no free-block structure; the first structure made
   // later files them all (file_tails_left_in_place). Making one to file a small tail costs a
   // 672-byte slab slot (FreeBlocks), the natural break-even, for a block later requests reuse
-  // only in part, and most standard loaders never free anything else. Replayed over the lab's
-  // 18 traces (elastic, worst footprint/live): 512 lost to 672 on ml-6-30-40-cds (1.2801 against
-  // 1.2767); 896 to 1 152 (one plateau) beat 672 on 9 traces (many-loaders 1.0487 -> 1.0481,
-  // ml-4-100-0 1.0587 -> 1.0583) and lost on none; 1 280 and above lost again (ml-8-50-100
-  // 1.1123 -> 1.1128). Filing every tail: many-loaders 1.0487, ml-4-100-0 1.0642, unload-cds
-  // 1.1964 (1.1848 with this); docs/bookkeeping.md ("Laziness") has the table.
+  // only in part, and most standard loaders never free anything else. 1 KiB lies on the plateau
+  // (896 to 1 152 bytes) that gave the lowest worst footprint/live over the lab's 18 traces;
+  // docs/bookkeeping.md ("Small chunk tails stay in place") has the table.
   static constexpr size_t kSmallestTailWorthFiling = 1024;
 
   // Caller holds the loader lock and the chunk manager's lock.
@@ -191,11 +188,10 @@ class Arena {
   // null (none fits, or checked mode, which has its own path).
   void* reuse(size_t bytes);
   void count_allocation();
-  // The head's fit_max <- the largest free block, for an arena whose window may open. Others
+  // Sets the head's fit_max to the largest free block, for an arena whose window may open. Others
   // leave it 0: the inline ms_allocate tests fit_max before the window, and a value amid a size
-  // mix there made that test a branch the CPU missed on every other request of a shared loader
-  // (its size mix 6.9 -> 12.5 ns a block); at 0 it passes every time and the closed window's
-  // room test fails every time.
+  // mix makes that test a branch the CPU misses on every other request of a shared loader; at 0
+  // it passes every time and the closed window's room test fails every time.
   void refresh_fit_max();
   void* allocate_from_chunks(size_t bytes);
   enum class Bump { kDone, kNoRoom, kFailed };

@@ -36,9 +36,8 @@ inline uintptr_t next(uintptr_t block) { return link(block) & ~uintptr_t{kTagMas
 // Blocks and words of `n` bins whose first holds blocks of `first_words` words, in one pass.
 // Walking down, `run` is the number of blocks in bins i..n-1, and adding it once per bin counts
 // every block of bin i (i + 1) times: two adds per bin and no multiply. The arena sums all 128
-// bins at every fold of its counters (every 64 KiB a loader frees or reuses); with a multiply
-// and an add per bin that was ~410 instructions, 6.6 % of the time of bench_metaspace's
-// free/reuse loops.
+// bins at every fold of its counters (every 64 KiB a loader frees or reuses), where a multiply
+// and an add per bin would cost ~410 instructions.
 inline void sum(const ms__free_bin* bins, size_t n, size_t first_words, size_t* blocks,
                 size_t* words) {
   MS_ASSERT(first_words >= 1, "bins start at %zu words", first_words);
@@ -148,7 +147,8 @@ class BinList {
   ms__free_bins bins_ = {};
 };
 
-// Inline: a free and a reuse are each one of these plus a few loads (the call cost ~1 ns).
+// Inline: a free and a reuse are each one of these plus a few loads, so a call would be a
+// sizeable part of them.
 inline void BinList::add(void* p, size_t words, unsigned tag) {
   MS_ASSERT(words >= 1 && words <= kMaxWords, "block %p of %zu words does not fit a bin", p, words);
   MS_ASSERT(tag <= kMaxTag, "tag %u", tag);

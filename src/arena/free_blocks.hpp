@@ -111,7 +111,7 @@ class FreeBlocks {
   // was counted (a lost update between the owner's inline paths and a reader's reset only makes
   // it larger). The arena folds its state into the space counters when this (with what it
   // bumped) reaches its slack, and resets it then, instead of recomputing and comparing its whole
-  // contribution on every call (12 % of a free's 72 ns). The inline paths count down the same
+  // contribution on every call. The inline paths count down the same
   // budget and leave the rest to the out-of-line path once it is spent.
   static constexpr size_t kMoveBudgetBytes = 64 * 1024;  // docs/threads.md, "Counters"
   size_t moved_bytes() const {
@@ -123,7 +123,7 @@ class FreeBlocks {
                      __ATOMIC_RELAXED);
   }
   // The owner's note of the last retired chunk a freed block lay in (an opaque hint in front of
-  // the chunk start table: frees cluster by age, and the table's probes were 10 % of a free).
+  // the chunk start table: frees cluster by age, and the table's probes are dear per free).
   // Kept here because this structure exists only for arenas that free. [lo, hi): the chunk's
   // handed-out part, where the inline ms_deallocate may file blocks itself.
   const void* chunk_hint() const { return chunk_hint_; }
@@ -208,7 +208,7 @@ class FreeBlocks {
   bool published_ = false;
 };
 
-// Inline: they are most of a free's and a reuse's work (the calls cost ~1 ns each).
+// Inline: they are most of a free's and a reuse's work, so a call would be a sizeable part of it.
 inline void FreeBlocks::add(void* p, size_t bytes, BlockOrigin origin) {
   MS_ASSERT(bytes >= 8 && bytes % 8 == 0, "free block %p of %zu bytes", p, bytes);
   size_t words = bytes / 8;

@@ -7,22 +7,17 @@
 // model's "chunks keep doubling" design). Commit on demand means the untouched tail of a big
 // chunk costs nothing.
 // Standard loaders take their first Klasses from the micro pool too (src/loader/loader_metaspace.hpp):
-// their class sequence starts when those outgrow it. Their non-class sequence starts at 4 KiB: at
-// 2 KiB the interleave trace's 400 two-class loaders went from 1.103 to 1.176 footprint/live (two
-// loaders' chunks sharing a granule pin it until both died).
+// their class sequence starts when those outgrow it. Their non-class sequence starts at 4 KiB, a
+// granule: two loaders' 2 KiB chunks sharing a granule pin it until both have died (at 2 KiB the
+// interleave trace's footprint/live is 1.176 instead of 1.103).
 // Micro loaders take their blocks from the micro pool (src/loader/micro_pool.hpp); these sizes
 // apply only once one graduates: a micro loader that outgrew the pool (a block over 1 KiB, over
 // 8 KiB in all). Their first chunk is 1 KiB, below a granule, as a hidden class has 960–2 560
-// non-class bytes and smaller chunks leave less unused (lab `micro` with private chunks: 3 366 vs
-// 3 716 committed bytes per loader at 1 and 2 KiB). Then they double (to 64 KiB non-class, 16 KiB
-// class): a graduated micro loader is a big one, and 1 KiB chunks forever cost it a chunk header
-// (64 bytes then) and a chunk start per KiB, and start slots on pages of their own (sub-4 KiB
-// chunks beyond an area's head of slots, then its first 584 KiB). Replayed (worst / median
-// footprint/live): ml-10-20-60 1.0540 / 1.0372 -> 1.0518 / 1.0364 (two micro loaders there had
-// 16 non-class chunks of 1-2 KiB and 7 class ones), many-loaders 1.0399 -> 1.0388, jshell
-// median 1.0162 -> 1.0109, the rest unchanged; doubling non-class only (class chunks 1 KiB):
-// ml-10-20-60 1.0529, jshell median 1.0143; doubling on to 256 / 64 KiB as standard loaders do:
-// the same figures as these caps.
+// non-class bytes and smaller chunks leave less unused. Then they double (to 64 KiB non-class,
+// 16 KiB class): a graduated micro loader is a big one, and 1 KiB chunks forever would cost it a
+// chunk header and a chunk start per KiB, and start slots on pages of their own (sub-4 KiB
+// chunks beyond an area's head of slots). bench/analysis.md ("Moved from code comments") has
+// the replays that chose these sizes.
 #pragma once
 
 #include <metaspace/metaspace.h>

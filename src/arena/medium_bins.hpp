@@ -2,7 +2,7 @@
 // bins: insert and "smallest non-empty bin ≥ n" are O(1). Above the small bins (bin_list.hpp),
 // below the size tree (block_tree.hpp): in the size mix of docs/workload-model.md 11 % of the
 // non-class blocks are 33..130 words, and filing one in the AVL tree that lives in the blocks
-// took ~100 ns (a cache miss per level), where a bin takes a push. 1.5 KiB, made only when an
+// costs a cache miss per level, where a bin takes a push. 1.5 KiB, made only when an
 // arena first frees a block of these sizes (FreeBlocks::attach_medium).
 //
 // The storage is the public struct ms__medium_bins (metaspace.h): a non-class arena's small bins

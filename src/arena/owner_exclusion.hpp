@@ -7,8 +7,8 @@
 // membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a full memory barrier on every CPU
 // that runs a thread of this process, then waits for busy == 0. The barrier orders the owner's
 // store before its load wherever the owner is, so either the owner sees `excluded` or the walker
-// sees `busy` (Dekker's argument with the owner's fence moved to the rare side). An owner's
-// lock-prefixed exchange and release store (a LoaderLock) cost ~5 ns of a 30 ns free.
+// sees `busy` (Dekker's argument with the owner's fence moved to the rare side). The owner thus
+// pays no lock-prefixed instruction, which a LoaderLock would cost on every free.
 //
 // Where membarrier is unavailable (kernels before 4.14, seccomp filters) `available()` is false
 // and the arena never publishes its bins: every free and reuse then takes the locked path.
@@ -30,9 +30,9 @@ class OwnerExclusion {
   OwnerExclusion(const OwnerExclusion&) = delete;
   OwnerExclusion& operator=(const OwnerExclusion&) = delete;
 
-  // The same for many owners with one barrier (fork, where a barrier per loader would cost ~1 µs
-  // each): exclude() each, then os::process_barrier() once, then wait_until_out() each;
-  // readmit() each to end it.
+  // The same for many owners with one barrier (fork, where a barrier per loader would make the
+  // fork's cost grow with the live loaders): exclude() each, then os::process_barrier() once, then
+  // wait_until_out() each; readmit() each to end it.
   static void exclude(ms__free_bins& bins) {
     __atomic_store_n(&bins.excluded, 1u, __ATOMIC_SEQ_CST);
   }

@@ -72,10 +72,9 @@ struct Chunk {
   bool verify() const;
 };
 
-// 48 bytes, a 48-byte slab object: 84 headers to a slab page. With 8-byte pointers for links and
-// sizes a header was 80 bytes, 50 to a page: at the lab's interleave worst sample 496 headers
-// (297 chunks in use, the rest free chunks) held 13 pages; with 32-bit links 64 bytes, 63 to a
-// page, 10 pages. The header no longer names its node: the chunk's address finds it in O(1)
+// 48 bytes, a 48-byte slab object: 84 headers to a slab page (docs/bookkeeping.md, "Chunk
+// headers of 48 bytes"). Links are 32 bits, and the header does not name its node: the chunk's
+// address finds it in O(1)
 // (VirtualSpaceList::node_containing), on the chunk manager's paths that need it (commit,
 // uncommit, chunk starts), none of them per block.
 static_assert(sizeof(Chunk) <= 48, "a chunk header must fit a 48-byte slab object");

@@ -4,13 +4,9 @@
 // what the split of the chunk it found needs (and one more for a new root chunk), nothing for
 // later. Released headers go back to the slab allocator at once, so the pool holds only what
 // was reserved and not yet used: a header kept for later sits in some slab page and can be what
-// keeps that page. Keeping up to 34 released headers (two splits from a root chunk) held a page
-// more than needed through most of the lab's unload and coh-unload traces (median
-// footprint/live 1.0150 and 1.0156, 1.0144 and 1.0149 without; keeping 17 held it too, 8 or
-// fewer did not). Reserving levels + 1 = 14 headers for every take, whatever the split, left
-// 14 spares per space: medians javac-hello 1.0073, jshell 1.0169, ml-10-20-60 1.0385 with
-// them, 1.0070, 1.0166, 1.0380 without. It once kept every header ever made: 80 bytes per
-// chunk at the high-water mark. Used under the chunk manager's lock.
+// keeps that page (kept spares, or levels + 1 reserved for every take, hold a slab page more
+// through the lab's unload traces: bench/analysis.md, "Moved from code comments"). Used under
+// the chunk manager's lock.
 #pragma once
 
 #include <cstddef>

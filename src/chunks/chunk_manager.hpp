@@ -147,20 +147,17 @@ class ChunkManager {
   const ReclaimPolicy policy_;
   mutable std::mutex lock_;
   // An arena grows its committed part one granule at a time, so that committed stays within a
-  // granule of what it handed out; with 4 KiB granules that is one trip through lock_ per 4 KiB
-  // an arena grows. Two threads growing their own loaders met here every few microseconds:
-  // `metaspace-lab compare threads` (own loaders, 100 000 classes, load 0.13 before the run)
-  // gave 2 threads 1.70x the throughput of one with 4 KiB granules and 2.09x with 16 KiB; perf
-  // put 6 % of the 2-thread run's cycles in this commit path against 0.5 % with whole chunks
-  // committed. So an ensure_committed that finds the lock taken makes the next kContendedSteps
-  // commits of this manager step kContendedStepBytes ahead in chunks of at least
-  // kContendedStepMinChunkBytes: the loaders that grow fast (a chunk that large comes after at
-  // least ~100 KiB of a loader's blocks), at most 12 KiB more committed per such chunk, and only
-  // while threads actually meet here. Chunks below that size would have paid up to 3/4 of
-  // themselves for it. With a window of 1 024 commits and every chunk size, the threads run made
-  // 65 000 commit calls against 99 000 before (uprobe counts); with 4 096 and chunks of 64 KiB
-  // and more, 28 000. A process whose threads never meet here (one thread: the lab's replays,
-  // the fault sweep) commits exactly as before.
+  // granule of what it handed out; with 4 KiB granules that is one trip through lock_ per 4 KiB an
+  // arena grows, and two threads growing their own loaders meet here every few microseconds
+  // (bench/analysis.md, "Moved from code comments", has the profile). So an ensure_committed that
+  // finds the lock taken makes the next kContendedSteps commits of this manager step
+  // kContendedStepBytes ahead in chunks of at least kContendedStepMinChunkBytes: the loaders that
+  // grow fast (a chunk that large comes after at least ~100 KiB of a loader's blocks), at most 12
+  // KiB more committed per such chunk, and only while threads actually meet here. Chunks below that
+  // size would pay up to 3/4 of themselves for it. 4 096 steps on chunks of 64 KiB and more
+  // cut the threads run's commit calls to 28 000 (from 99 000 without stepping). A process whose
+  // threads never meet here (one thread: the lab's replays, the fault sweep) commits one granule at
+  // a time.
   static constexpr size_t kContendedStepBytes = 16 * KiB;
   static constexpr size_t kContendedStepMinChunkBytes = 64 * KiB;
   static constexpr size_t kContendedSteps = 4096;

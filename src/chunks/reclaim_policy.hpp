@@ -42,10 +42,10 @@ struct ReclaimPolicy {
 
   // Granule size when the settings leave it open (raised to the page size where pages are
   // larger). Balanced uses 4 KiB rather than HotSpot's 64 KiB: with interleaved loaders, small
-  // chunks of live and dead loaders share granules and pin them. Measured on 200 interleaved
-  // loaders with 4/5 unloaded: committed/used 1.45 at 64 KiB, 1.17 at 16 KiB, 1.01 at 4 KiB,
-  // with the same 45 mappings (the node opens access per root chunk area) and the same load
-  // time; only uncommit calls grow (570 → 1 587). See BENCHMARKS.md for the lab's figures.
+  // chunks of live and dead loaders share granules and pin them: with 200 interleaved loaders
+  // of which 4/5 are unloaded, committed/used is 1.01 at 4 KiB against 1.45 at 64 KiB, with the
+  // same mappings (the node opens access per root chunk area); only uncommit calls grow
+  // (bench/analysis.md, "Moved from code comments").
   size_t default_granule_bytes() const {
     return kind == MS_RECLAIM_NONE ? 64 * KiB : 4 * KiB;
   }

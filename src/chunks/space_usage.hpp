@@ -42,9 +42,8 @@ struct SpaceUsage {
   // a snapshot) reads them between two looks at `version`: even and unchanged means no update was
   // in flight or completed in between (a seqlock). Writers: begin, adds, end. They take turns on
   // `writers` (one exchange; a fold holds it for a few dozen instructions), so the adds and the
-  // version are plain loads and stores. Writers that did not take turns (writers++, atomic adds,
-  // version++, writers--) paid six locked instructions per fold: ~45 ns of a ~120 ns fold, which
-  // every loader runs each 64 KiB it frees or reuses.
+  // version are plain loads and stores: one locked instruction per fold instead of one per
+  // counter, on a fold every loader runs each 64 KiB it frees or reuses.
   std::atomic<uint64_t> writers{0};
   std::atomic<uint64_t> version{0};
 

@@ -19,9 +19,9 @@
 // request, at the growth policy's first level or larger; the arena's top starts behind the
 // object, and the chunk doubles in place while it is the arena's only one (Arena, "home chunk").
 // Why: loaders that die in random order leave slab pages holding the survivors' arenas (13 to a
-// page), while each survivor's first 4 KiB chunk, pinned by it anyway, had ~650 bytes free (the
-// interleave trace: ~31 slab pages for 160 survivors; worst footprint/live 1.1004 -> 1.0838,
-// docs/bookkeeping.md has the other traces). The object's bytes count as overhead, not used
+// page), while each survivor's first 4 KiB chunk, pinned by it anyway, has ~650 bytes free
+// (docs/bookkeeping.md, "A loader's arenas in its first non-class chunk", has the traces). The
+// object's bytes count as overhead, not used
 // (Arena::adopt_home_chunk), and the chunk goes back last, after the arenas are destroyed
 // (destroy()). Everything else stays in the slab: micro loaders (graduated),
 // shared, checked and counting loaders, a loader whose first need of the arenas is a class
@@ -168,8 +168,7 @@ class LoaderArenas {
   }
   bool has_class() const { return class_ != nullptr; }
   // The class arena takes a slot of this object's size: the same slab size class, so its pages
-  // are shared. With a size class of its own, the boot loader alone held one more 4 KiB page
-  // (java -version replayed: footprint/live 1.0087 -> 1.0097).
+  // are shared. A size class of its own would hold one more 4 KiB page for the boot loader alone.
   static constexpr size_t class_slot_bytes() {
     return sizeof(Arena) > sizeof(LoaderArenas) ? sizeof(Arena) : sizeof(LoaderArenas);
   }

@@ -174,7 +174,7 @@ bool LoaderMetaspace::class_windows_locked() {
   MS_ASSERT_LOCKED(lock_);
   // Klasses go to windows only at 8-byte class alignment (a window hands out blocks at 8; the
   // class arena files a larger alignment's gaps with its sibling) and once the micro pool does not
-  // take them. In the size mix one request in 38 is a Klass; through the lock each cost ~60-100 ns.
+  // take them. In the size mix one request in 38 is a Klass, which would otherwise take the lock.
   return (size_t{1} << env().class_space.shift()) == kWordBytes && !pools(MS_SPACE_CLASS) &&
          ensure_class_arena();
 }
@@ -190,9 +190,8 @@ bool LoaderMetaspace::pools(ms_space_t space) const {
     //   memory back). A shared chunk goes back only when no live loader holds bytes in it; a
     //   private class chunk is reused whole after its loader's death. The larger the shared
     //   chunk, the more loaders share it: with reclaim none's 64 KiB, loaders killed at the cap
-    //   (tests/fault/limits_test.cpp) left their pooled Klasses in chunks their neighbours
-    //   held, and new loaders found less than a third of the room the dead had freed (measured
-    //   before the pool reused dead loaders' runs as holes).
+    //   (tests/fault/limits_test.cpp) leave their pooled Klasses in chunks their neighbours
+    //   hold, and only the holes (micro_pool.hpp) give that room back to new loaders.
     case MS_LOADER_STANDARD:
       return space == MS_SPACE_CLASS && (size_t{1} << env().class_space.shift()) == kWordBytes &&
              env().pool.chunk_bytes() <= kMaxSharedChunkForKlasses;
@@ -230,8 +229,8 @@ ms_error_t LoaderMetaspace::deallocate(void* p, size_t bytes) {
   if (p == nullptr || bytes == 0) {
     return fail(MS_ERR_INVALID_ARGUMENT, "deallocation of %zu bytes at %p", bytes, p);
   }
-  // (The C API tried free_klass_without_lock first: a Klass free through the lock cost
-  // 40-60 ns, the largest term of a free after the inline pushes.)
+  // (The C API has tried free_klass_without_lock first: a Klass free takes the lock only when
+  // that declines it.)
   std::lock_guard<LoaderLock> guard(lock_);
   if (!alive_) return fail(MS_ERR_DESTROYED, "deallocation into a destroyed loader");
   // No block is larger than a root chunk; checked before rounding, which would wrap sizes from

@@ -7,19 +7,18 @@
 // (micro_pool.hpp), recorded as a few runs inside this object. A micro loader that outgrows the
 // pool "graduates": it gets arenas like any other loader and keeps its pooled runs until it dies.
 // The arenas live apart (LoaderArenas), made only when needed, so that a micro loader object is
-// 128 bytes (it was 752). Boot and standard loaders whose inline paths are open make them with
+// 128 bytes. Boot and standard loaders whose inline paths are open make them with
 // their first non-class allocation, at the start of that allocation's chunk (loader_arenas.hpp):
 // creating a loader takes no chunk memory.
 //
 // Standard loaders take their Klasses from the pool too (at 8-byte class alignment), and graduate
 // by the same rules: a loader with a few classes then pays no class chunk of its own. A 2 KiB
-// class chunk for one or two ~590-byte Klasses left ~870 bytes of it unused, and after the loader's
-// death it pinned its granule for as long as the buddy chunk (another loader's) lived. Replaying
-// the interleave trace (400 two-class loaders dying in random order, lab `compare replay`), the
-// worst footprint/live went from 1.138 to 1.113 with this. Their non-class blocks stay in their
-// own arena: a loader's non-class data (3.4 KiB there) fills most of a 4 KiB chunk, which is
-// its own granule and goes back whole at death; packed in shared chunks, the blocks of dead
-// loaders would pin the granules of the living (the same replay: 1.24 with both spaces pooled).
+// class chunk for one or two ~590-byte Klasses would leave ~870 bytes of it unused, and after the
+// loader's death pin its granule for as long as the buddy chunk (another loader's) lives. Their
+// non-class blocks stay in their own arena: a loader's non-class data typically fills most of a
+// 4 KiB chunk, which is its own granule and goes back whole at death; packed in shared chunks,
+// the blocks of dead loaders would pin the granules of the living. bench/analysis.md ("Moved
+// from code comments") has the replay that decided both.
 //
 // Layout: the public fast-path head (two bump windows) comes first, so that the handle the
 // runtime holds is also what the inline ms_allocate reads. A pooled micro loader's windows stay
@@ -130,9 +129,9 @@ class LoaderMetaspace : public ms__loader_head {
   // of exactly this size, popped off the class arena's bins as the inline reuse pops non-class
   // blocks (Arena::owner_reuse); null: allocate(). The C API tries it first thing in
   // ms_allocate_slow, inside the fork gate (the fork keeps out only the non-class bins' inline
-  // owners, live_metaspaces.hpp). Class space is 2.6 % of the size mix's requests; behind the
-  // C API's barrier and second handle check a Klass pop took ~150 instructions more (callgrind;
-  // docs/threads.md has the figures).
+  // owners, live_metaspaces.hpp). Class space is 2.6 % of the size mix's requests, and behind
+  // the C API's barrier and second handle check a Klass pop costs ~150 instructions more
+  // (docs/threads.md).
   void* reuse_klass_without_lock(size_t bytes) {
     return owner_may_skip_lock() ? arenas_->of(MS_SPACE_CLASS).owner_reuse(bytes) : nullptr;
   }

@@ -131,10 +131,10 @@ MicroPool::Result MicroPool::allocate(MicroRecord& r, ms_space_t sp, size_t byte
   }
   if (chosen < 0 && runs == MicroRecord::kRuns) return graduate_locked();
   // A new run in a tail must leave a slot for a new chunk: tails fill leftovers, they must not
-  // make loaders graduate (10 000 micro loaders: 7 % did without this rule). A new run in a
+  // make loaders graduate (without this rule 7 % of 10 000 micro loaders do). A new run in a
   // hole must leave two: a loader whose blocks outgrow its hole goes on in the current chunk,
-  // and may still cross into a new one. With one slot left, 13 % of the micro loaders of
-  // MicroPoolTest.WavesOfLoadersReuseTheHolesOfTheDead hopped from hole to hole and graduated.
+  // and may still cross into a new one (with one slot left, loaders hop from hole to hole and
+  // graduate: MicroPoolTest.WavesOfLoadersReuseTheHolesOfTheDead).
   bool leftovers = runs + 2 <= MicroRecord::kRuns;
   if (chosen < 0 && runs + 3 <= MicroRecord::kRuns) {
     if (start_in(windows[kHoles]) == nullptr &&

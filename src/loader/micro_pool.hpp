@@ -1,52 +1,25 @@
 // The micro pool: where micro loaders (one hidden class, lambda or reflection stub each, ~2 KiB)
 // get their blocks without owning chunks, and standard loaders their first Klasses (up to the
 // same limits; loader_metaspace.hpp says why only those). "Loader" below means either.
+// docs/design.md ("The micro pool") explains the design and the figures that shaped it.
 //
-// A micro loader with private chunks paid for a 1 KiB class chunk holding one ~528-byte Klass and
-// 2 KiB of non-class chunks for ~1.6 KiB, plus their chunk headers: 4 624 bytes of RSS per loader
-// for 2 136 live (glibc malloc: 2 391). Here, per space, one shared chunk of a commit granule (4 KiB
-// by default) is current; blocks of all micro loaders are bumped off it back to back, under the
-// pool's lock. Each shared chunk counts the bytes live loaders hold in it (Chunk::used_bytes, which
-// for a shared chunk means exactly that), and goes back to the chunk manager when the count reaches
-// zero and it is no longer current: a shared chunk is one granule, so its death is its granule's
-// return (uncommitted per the reclaim policy).
-//
-// A loader remembers its bytes as runs — contiguous bytes it holds in one shared chunk — in a tiny
-// record inside the loader object (MicroRecord). A loader that allocates its blocks one after
-// another (the usual case) has one run per space, two when a chunk filled up. A run grows while the
-// loader's next block lands right behind it; a block that does not (another loader bumped in
-// between, a new chunk) opens a new run. When the record is full, or the block or the loader is
-// not micro any more (kMaxBlockFraction, kMaxLoaderBytes), allocate() answers kGraduate and the
-// loader continues with private arenas. So death is O(runs) and ownership checks are exact: a
-// block is the loader's if it lies inside one of its runs.
-//
-// Class space: blocks start at the class alignment (narrow pointers are unchanged); the padding in
-// front of a block belongs to no run (free in chunks, like the unbumped tail of a chunk).
-//
-// Tails: when a block does not fit the current chunk, a new one becomes current and the old one's
-// rest stays open as the space's tail window, for later blocks small enough for it; non-class
-// blocks may also take the class tail (memory counted where it lies, as class alignment gaps
-// are). A 528-byte Klass left 400 bytes of each 4 KiB class chunk unused without this (10 000
-// micro loaders: 57 bytes per loader, 2.7 % of live).
-//
-// Holes: a dead loader's run in a chunk that survivors still hold becomes a hole, and new
-// loaders' blocks go there before the current chunk. Without this, a wave of loaders dying in
-// random order left its bytes in granules a few survivors pinned and the next wave took fresh
-// chunks: on the lab's many-loaders trace 196 KB of dead micro loaders' bytes sat in shared
-// chunks at the worst sample (footprint/live 1.08). A hole describes itself in its first bytes
-// (Hole: links and size; no heap) and lies on two lists: its space's size bin, from which
-// allocation takes the largest, and its chunk's list (head in Chunk::first_hole), so that a chunk
-// going back unlinks its holes in time bounded by their number. The hole a block is taken from
-// becomes the space's hole window, a bump window like the current chunk: a loader's next blocks
-// extend its run there, and other loaders' new runs follow it. A dying run merges with holes
-// and windows it touches; one that ends at a window's top moves the top back. Dead bytes of a
-// hole stay committed (a shared chunk is one granule, in use while anyone holds bytes in it);
-// runs shorter than a Hole stay dead bytes, as all were before.
-//
-// Accounting: the pool keeps only the chunks' live counts. The space counters (used, fences,
-// freed blocks) are kept by the loader that owns the bytes (loader_metaspace.cpp). Committed bytes
-// of shared chunks that no live loader holds (dead loaders' bytes, padding, the unbumped rest) are
-// "free in chunks".
+// Per space one shared chunk, a commit granule, is current; blocks of all loaders are bumped off
+// it back to back under the pool's lock. What holds:
+// - A shared chunk's Chunk::used_bytes is the bytes live loaders hold in it. The chunk goes back
+//   to the chunk manager when that reaches zero and it is not current: its granule's return.
+// - A loader's bytes are runs (contiguous bytes it holds in one shared chunk) in its MicroRecord;
+//   a block is the loader's exactly when it lies inside one of its runs, so death is O(runs).
+//   When the record is full, or the block or the loader is not micro any more
+//   (kMaxBlockFraction, kMaxLoaderBytes), allocate() answers kGraduate and the loader continues
+//   with private arenas.
+// - Class blocks start at the class alignment; the padding in front of one belongs to no run.
+// - Besides the current chunk a space has a tail window (the rest of the chunk that was current
+//   before) and holes: dead loaders' runs in chunks survivors hold, each a Hole written in its
+//   own bytes, on its space's size bin and on its chunk's list (Chunk::first_hole). New blocks go
+//   to holes before the current chunk; the hole a block comes from is the space's hole window.
+// - The pool keeps only the chunks' live counts; the space counters are kept by the loader that
+//   owns the bytes (loader_metaspace.cpp). Committed bytes of shared chunks that no live loader
+//   holds are "free in chunks".
 //
 // Lock order: loader → pool → chunk manager.
 #pragma once
@@ -74,7 +47,7 @@ struct MicroRecord {
 
   // A run in one word: its address in the low 48 bits (user-space addresses on x86-64 and
   // arm64 are below 2^48), its size in words above. 8 bytes a run instead of 10 keep the loader
-  // object 16 bytes smaller (128 bytes now; 10 000 micro loaders: 16 bytes of RSS each).
+  // object at 128 bytes.
   static constexpr unsigned kAddressBits = 48;
   static constexpr uint64_t kAddressMask = (uint64_t{1} << kAddressBits) - 1;
 

@@ -156,9 +156,8 @@ void* SharedWindows::refill_locked(ms_space_t space, Arena& arena, SlabAllocator
   }
   if (block != nullptr && bytes < kMinFreeWindowBytes) {
     // Too small to be worth a window: the request takes its part alone, and the thread's window
-    // goes on as it was (its rest is not filed). As a window each freed block of a batch cost a
-    // window change and a filed rest: reuse of the size mix on one thread was 5-15 % slower
-    // than the base design's.
+    // goes on as it was (its rest is not filed). As a window each freed block of a batch would
+    // cost a window change and a filed rest.
     if (fresh) bookkeeping.destroy_aligned(w);
     return block;
   }

@@ -1,59 +1,42 @@
 // Per-thread allocation windows of a shared loader (MS_LOADER_SHARED), like a JVM's TLABs.
+// docs/design.md ("Shared loaders' windows") explains the design and the figures behind it.
 //
-// A shared loader is called by many threads at once (a parallel-capable class loader), and
-// serializing every allocation on the loader's lock cost 53 ns per block with one thread and
-// made two threads slower than one (0.44–0.65×). Here each thread bumps in a window of its own
-// per space, carved from the loader's arena of that space as one block under the lock; only
-// taking a new window takes the lock. A window is an ordinary arena block, so the accounting
-// identity holds as it is: its unused rest counts as used until the window is retired, when the
-// rest becomes a free block (salvaged) — the same lag as a TLAB's in a heap.
+// A shared loader is called by many threads at once (a parallel-capable class loader). Each
+// thread bumps in a window of its own per space, carved from the loader's arena of that space as
+// one block under the loader's lock; only taking a new window takes the lock. A window is an
+// ordinary arena block, so the accounting identity holds as it is: its unused rest counts as used
+// until the window retires, when the rest becomes a free block (salvaged).
 //
 //   loader ─► windows: [T1 non-class: start ─ top ─ end] ─► [T1 class: ...] ─► [T2 ...] ─► null
 //   thread T1's cache: key of the loader's life ─► its windows, by space
 //
 // The path of most blocks: the inline ms_allocate finds the loader's public window closed and
 // calls ms_allocate_slow, which checks the handle's cookie and tries the calling thread's window
-// (LoaderMetaspace::allocate_in_window, try_bump) before anything else; no lock, no barrier.
-// What it reads on the way is written only at the loader's open (its kind, the key), atomically
-// (the kind byte's graduation bit, set later under the lock) or by the thread itself (its cache
-// entry, its window): every window record sits on a 128-byte line pair of its own. (From the
-// slab, the 48-byte records of two threads shared lines, and every bump invalidated the other
-// thread's.) The key of the loader's life (a number no other life of any loader had, and
-// whether blocks are counted) is kept in the loader's public head too (ms__bump.spare, unused by
-// the inline paths), on the line the cookie check has just read: the path's chain of dependent
-// loads is then the thread's cache entry and its window. Through the loader's arenas to this
-// object's key it was three loads and 12 instructions longer (callgrind, shared alloc/16: 64 ->
-// 52 instructions per call). (The base design deferred to fit_max, so that 2 % of the size
-// mix's blocks took the lock for that alone, 2.6 % for Klasses.)
+// (LoaderMetaspace::allocate_in_window, try_bump): no lock, no barrier. What it reads is written
+// only at the loader's open (its kind, the key, which ms__bump.spare of the loader's head also
+// holds, on the line the cookie check has just read), atomically (the kind byte's graduation
+// bit) or by the thread itself (its cache entry, its window, on a line pair of its own).
 //
-// A new window, under the lock: if a free block can hold the request that did not fit (best fit,
-// so a freed block is reused before new memory), that whole block is the window (up to
-// kMaxWindowBytes of it; one below kMinFreeWindowBytes serves the request alone and the old
-// window goes on); else a block is carved from the arena's chunk, and if it lies right
-// behind the old window the window grows in place. Carved windows double per thread from
-// kWindowBytes to kMaxWindowBytes. Between new windows a thread does not look at the free blocks.
-// Klasses get class windows only at 8-byte class alignment and once the micro pool does not take
-// them; requests above kMaxWindowRequest take the lock. The measured share of the size mix's
-// blocks that take the lock went from 6.5 % to 0.33 % (one thread or two alike).
+// A new window, under the lock: a free block that can hold the request (best fit, up to
+// kMaxWindowBytes of it; one below kMinFreeWindowBytes serves the request alone), else a block
+// carved from the arena's chunk, grown in place when it lies right behind the old window. Carved
+// windows double per thread from kWindowBytes to kMaxWindowBytes. Klasses get class windows only
+// at 8-byte class alignment and once the micro pool does not take them; requests above
+// kMaxWindowRequest take the lock.
 //
-// Registration and visibility: every window is linked in the loader (under its lock), so
-// ms_verify checks it (inside memory the loader's arenas handed out, start ≤ top ≤ end, the
-// unused parts [top, end) of no two overlap) and per-loader statistics count its blocks. A
-// thread's own cache entry (a few per thread, by loader) is its quick way to its windows; when
-// the entry was evicted the thread finds its windows again in the loader's list. Only that thread
-// moves its `top`. When the thread ends its windows are orphaned (thread_records.hpp): the next
-// thread that needs a window of the space adopts one, rest and all, before any new window is
-// made, and the orphans no thread adopts are retired when a thread next takes a window of that
-// space. A loader holds at most one window per space for each thread that allocated in it at
-// the same time, however many threads came and went.
+// Invariants: every window is linked in the loader (under its lock), so ms_verify checks it
+// (inside memory the loader's arenas handed out, start ≤ top ≤ end, no two unused parts
+// [top, end) overlap) and per-loader statistics count its blocks. Only the window's thread moves
+// its `top`. A thread that ends orphans its windows (thread_records.hpp); the next thread that
+// needs a window of the space adopts one before making a new one, and a thread taking a window
+// retires the orphans nobody adopted. So a loader holds at most one window per space for each
+// thread that allocated in it at the same time.
 //
 // Loader death (the contract, also in metaspace.h): ms_loader_destroy must not run concurrently
-// with any other call on that loader, from any thread — the caller orders them (a runtime
-// destroys a loader only when no thread can load into it any more, after the threads that did
-// have synchronized with the destroying one). Destruction then frees every window with the
-// loader's chunks at once; a thread's cache entry names the key of the loader's life, which died
-// with it, so a later call with the dead handle fails as MS_ERR_DESTROYED and a recycled loader
-// object never hands out a window of its former life.
+// with any other call on that loader; the caller orders them. Destruction frees every window with
+// the loader's chunks; a thread's cache entry names the key of the loader's life, which died with
+// it, so a later call with the dead handle fails as MS_ERR_DESTROYED and a recycled loader object
+// never hands out a window of its former life.
 #pragma once
 
 #include <metaspace/metaspace.h>
@@ -72,8 +55,8 @@ class Arena;
 class SlabAllocator;
 
 // A line pair of its own (alignas(128): the adjacent-line prefetcher moves 128-byte pairs), so
-// that a thread's bumps never write a line another thread reads. From the slab, the 48-byte
-// windows of two threads shared lines, and every bump invalidated the neighbour's.
+// that a thread's bumps never write a line another thread reads (from the slab, two threads'
+// windows would share lines, and every bump would invalidate the neighbour's).
 struct alignas(128) SharedWindow {
   std::atomic<char*> top{nullptr};  // moved by the window's thread only; read by verify
   std::atomic<uint64_t> blocks{0};  // blocks handed out from the window, if counted
@@ -88,7 +71,7 @@ struct alignas(128) SharedWindow {
 // A thread's quick way to its windows: a few entries, chosen by the loader's address. Constant
 // initialized, so that the inline try_bump reaches it without a TLS wrapper call, and
 // initial-exec: the library is compiled position independent (for the shared library), and the
-// general-dynamic model called __tls_get_addr twice per try_bump and gave ms_allocate_slow a
+// general-dynamic model would call __tls_get_addr twice per try_bump and give ms_allocate_slow a
 // stack frame. 96 bytes of the static TLS surplus that glibc keeps for libraries loaded later.
 struct SharedWindowCacheEntry {
   uint64_t key = 0;              // SharedWindows::key() of the life these windows belong to
@@ -105,19 +88,17 @@ class SharedWindows {
   // A thread's first window in a space; each window it carves from a chunk after that is twice
   // the size of the one before, up to kMaxWindowBytes. A thread that makes a few blocks holds
   // little; a busy one rarely takes the lock, and a locked call is dear: its atomics wait until
-  // the stores before them drain, and a runtime's stores into fresh blocks miss the cache (a
-  // profile of the size mix, one thread: 72 % of the locked path's own time on the lock's
-  // cmpxchg). New windows were 1.6 % of the mix's calls with 8 KiB windows, 0.78 % up to 32 KiB,
-  // 0.30 % up to 64 KiB (with kMaxWindowRequest 2 KiB).
+  // the stores before them drain, and a runtime's stores into fresh blocks miss the cache. With
+  // windows up to 64 KiB, new windows are 0.30 % of the size mix's calls.
   static constexpr size_t kWindowBytes = 8 * 1024;
   // Class space's first: 3 Klasses of the mix's ~600 bytes. A thread that loads a class or two
   // into a shared loader leaves little class space unused.
   static constexpr size_t kFirstClassWindowBytes = 2 * 1024;
   static constexpr size_t kMaxWindowBytes = 64 * 1024;
   // A window's rest when it retires is below the request that did not fit (at most
-  // kMaxWindowRequest), and becomes a free block. At 1 KiB, the mix's largest requests (129 and
-  // 130 words, 0.19 % of calls) took the lock and carved behind the window, so that the next
-  // window could not grow in place.
+  // kMaxWindowRequest), and becomes a free block. 2 KiB lets the mix's largest requests (129 and
+  // 130 words) through the window: taking the lock, they would carve behind the window, so that
+  // the next window could not grow in place.
   static constexpr size_t kMaxWindowRequest = 2 * 1024;
   // A free block below this that fits a request best serves that request alone (split to it),
   // not as a window.

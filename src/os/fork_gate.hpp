@@ -1,21 +1,20 @@
 // fork() without exec while other threads are inside the library. The child has only the thread
-// that forked; a lock another thread held at that moment would be held there for ever (before
-// the gate, 30 of 30 children of a process with two busy threads hung in their first call that
-// took a lock). Every exported call of the library runs inside the gate (the C API's exception
-// barrier); fork closes it (a pthread_atfork prepare handler, api/fork_handlers.hpp): new calls
-// wait at the entrance, and the fork waits until no other thread is inside. Then no thread holds
-// a lock of the library or is half way through a locked change when the process is copied, and
-// the child can use everything.
+// that forked; a lock another thread held at that moment would be held there for ever, and the
+// child would hang in its first call that takes it. Every exported call of the library runs inside
+// the gate (the C API's exception barrier); fork closes it (a pthread_atfork prepare handler,
+// api/fork_handlers.hpp): new calls wait at the entrance, and the fork waits until no other thread
+// is inside. Then no thread holds a lock of the library or is half way through a locked change when
+// the process is copied, and the child can use everything.
 //
 // Cost on the way in: the thread's record (one initial-exec TLS load), a plain store of its
 // `inside` count, a load of the closed flag; on the way out a store. No fence, no shared line
 // written: the fork side orders itself with one process-wide barrier (process_barrier.hpp; where
 // the kernel has none, entries fence instead). The gate's part of a fork is one look at each
 // thread record (the most threads that used the library at once); keeping the inline paths'
-// owners out (live_metaspaces.hpp) adds a walk over the live loaders, ~80 ns each. (A first
-// design took every loader's lock across the fork instead: 0.6 µs per live loader, 612 ms at
-// 1 M loaders, and unlocking after the fork wrote every loader object's page, so parent and
-// child each copied all of them.)
+// owners out (live_metaspaces.hpp) adds a walk over the live loaders that writes none of their
+// objects. Taking every loader's lock across the fork would cost more per loader, and unlocking
+// after the fork would write every loader object's page, so that parent and child each copy all
+// of them.
 //
 // What the gate does not cover: a thread without a record (no pthread key left, or a records
 // page refused) is not waited for; the inline paths (ms_allocate's bump, ms_deallocate's push,

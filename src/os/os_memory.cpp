@@ -19,9 +19,8 @@ namespace {
 // Transparent huge pages would undo what commit granules are for. Where the kernel's THP mode is
 // `always` (the default of some server distributions), the first touch of a page in a 2 MiB-aligned
 // read-write range may be given a whole huge page, and khugepaged collapses sparse ranges into
-// them: measured on this kernel with a range asked for huge pages (as `always` treats every
-// range), one 4 KiB page touched in each of 32 aligned 2 MiB blocks cost 64 MiB of RSS, against
-// 128 KiB with MADV_NOHUGEPAGE. Every range the library maps is therefore marked. A kernel
+// them: one 4 KiB page touched in each of 32 aligned 2 MiB blocks can cost 64 MiB of RSS
+// instead of 128 KiB. Every range the library maps is therefore marked. A kernel
 // without THP refuses the advice (EINVAL); nothing depends on it.
 void refuse_huge_pages(void* p, size_t bytes) { (void)madvise(p, bytes, MADV_NOHUGEPAGE); }
 

@@ -16,8 +16,8 @@
 namespace metaspace::os {
 
 // The kernel's page size. Inline (a load and a test once initialized): the slab allocator asks
-// for it on paths that run per loader object (SlabAllocator::slab_of), where the out-of-line
-// call was 10 % of a loader's create and destroy.
+// for it on paths that run per loader object (SlabAllocator::slab_of), where an out-of-line
+// call would be a tenth of a loader's create and destroy.
 size_t query_page_size();
 inline size_t page_size() {
   static const size_t size = query_page_size();

@@ -2,10 +2,10 @@
 // which threads are inside the library (fork_gate.hpp).
 //
 // A shared loader (shared_windows.hpp) gives each thread a window of its own. A thread that ends
-// leaves its window behind, and a runtime whose threads come and go (a thread per request, a
-// pool that shrinks and grows) used to leave one window per thread that ever loaded a class:
-// 3 200 short-lived threads, 10 blocks of 64 bytes each, held 21.6 MB for 2.0 MB of blocks, and
-// the loader's list of windows (scanned when a thread's cache misses) grew with them. Each thread
+// leaves its window behind; without records, a runtime whose threads come and go (a thread per
+// request, a pool that shrinks and grows) would keep one window per thread that ever loaded a
+// class, and the loader's list of windows (scanned when a thread's cache misses) would grow with
+// them. Each thread
 // that calls the library (the fork gate) or takes a window gets a record here; when the thread
 // ends (a pthread key's destructor) its record's serial moves on, so every window that names
 // (record, old serial) is known to be orphaned, and the next thread that needs a window in that

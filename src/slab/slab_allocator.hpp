@@ -215,9 +215,8 @@ class SlabAllocator {
   static_assert(sizeof(Slab) <= kSlabHeaderBytes);
   // Steps of 16 bytes up to 256, then classes that divide a 4 KiB slab's 4 048 usable bytes with
   // little left over. 48 holds a chunk header (84 to a page; 63 at 64 bytes, 50 at 80), 128 a
-  // loader object (31; 28 at 144), 304 a loader's arenas or a class arena (13 to a page; in 320
-  // they were 12), 672 a free-block structure (6 to a page, as 640 held; at 688 bytes in 768 it
-  // was 5), 1 552-byte medium bins go to 2 016.
+  // loader object (31; 28 at 144), 304 a loader's arenas or a class arena (13 to a page; 12 at
+  // 320), 672 a free-block structure (6 to a page; 5 at 768), 1 552-byte medium bins go to 2 016.
   static constexpr uint32_t kClassBytes[kClasses] = {
       16,  32,  48,  64,  80,  96,  112, 128, 144, 160, 176,  192,  208,  224,
       240, 256, 304, 320, 384, 448, 512, 544, 672, 768, 1008, 1344, 2016};

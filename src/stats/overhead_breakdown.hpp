@@ -6,8 +6,7 @@
 //
 // Why: footprint/live on the lab's real traces is above the 1.05 goal largely because of
 // bookkeeping (docs/placement-bound.md: 0.027 of interleave's live, 0.016 of ml-10-20-60's), and
-// which structure holds how many pages decides what to shrink; this used to take temporary
-// instrumentation.
+// which structure holds how many pages decides what to shrink.
 #pragma once
 
 #include <cstddef>

@@ -14,15 +14,12 @@
 // A slot is 4 bytes: the header's offset from the base of the range chunk headers come from (the
 // space's bookkeeping slabs, set_header_base) in 16-byte units, the slab allocator's alignment,
 // so headers anywhere in 64 GiB of it can be named (the range is 4 GiB). Half the 8-byte pointer
-// slots: a page of slots covers 1 MiB of node instead of 512 KiB. At the lab's
-// jdk25-many-loaders worst sample the start pages went from 32 KB (6 non-class, 2 class) to
-// 24 KB (5, 1), footprint/live 1.0530 -> 1.0514; a lookup decodes with one shift and add.
+// slots: a page of slots covers 1 MiB of node instead of 512 KiB, and a lookup decodes with one
+// shift and add.
 //
 // Only in-use chunks, because the pages of slots are overhead: with free chunks' starts recorded
 // too, the class space's guard (free 1 MiB and 2 MiB chunks beside it) and every split's free
-// halves kept pages of their own. At the lab's jdk25-many-loaders worst sample: 44 KB of start
-// pages then, 36 KB with in-use starts only (8-byte slots), footprint/live 1.0541 -> 1.0530; an
-// empty metaspace keeps 1 start page instead of 4.
+// halves would keep pages of their own; an empty metaspace keeps 1 start page instead of 4.
 //
 // Readers do not take that lock (ms_deallocate checks ownership under the loader's lock only):
 // slots are read and written atomically, and so is a chunk's size (Chunk::bytes, which the
@@ -45,23 +42,13 @@
 // slots per page, R = S / G: 4096, 1024 and 4 for 4 MiB areas of 1 KiB pieces) the first page
 // of slots holds the area's first H pieces in address order (H = 896: the first 896 KiB, where
 // a small metaspace's chunks all lie) and the pieces beyond them at multiples of 8R (every chunk
-// of 32 KiB or more); the other pieces follow in address order (slot_of). Each slot still belongs
-// to exactly one piece, so lookups, counts and the page bookkeeping are as before. (Before,
-// H = 584 with the multiples of 2R, every chunk of 8 KiB or more: the class space's 4 KiB chunks
-// just beyond 584 KiB — the micro pool's, in the lab's smaller traces — then took a second
-// page.) Measured (worst / median footprint/live): coh-unload 1.0160 / 1.0114 -> 1.0154 /
-// 1.0108, unload 1.0156 / 1.0109 -> 1.0150 / 1.0103, javac-hello 1.0072 -> 1.0068, jshell
-// median 1.0094 -> 1.0090, ml-10-20-60 median 1.0353 -> 1.0348, the others unchanged;
-// recordings of the fixture programs with other parameters: il-100 1.0301 -> 1.0295,
-// ml-12-10-10 1.0234 -> 1.0229, none worse. Multiples of 16R or 32R after the head gained a
-// little more (many-loaders 1.0371 -> 1.0366 at 32R) but put every class chunk of 32 or 64 KiB
-// beyond the head on later pages, which a large class space would pay for.
-// Measured (`metaspace-lab compare replay tools/lab/tests/data --backends elastic`, worst
-// footprint/live): javac-hello 1.0100 -> 1.0092, javac-sample 1.0224 -> 1.0213, ml-10-20-60
-// 1.0561 -> 1.0550, many-loaders 1.0421 -> 1.0415, interleave 1.0838 -> 1.0833, the rest
-// unchanged. All pieces at multiples of R first (no head) gave interleave 1.0816 but cost the
-// smallest traces a page per space (jshell 1.0184 -> 1.0245): their 1 and 2 KiB chunks and their
-// larger ones then lay on two pages instead of one.
+// of 32 KiB or more); the other pieces follow in address order (slot_of). Each slot belongs to
+// exactly one piece, so lookups, counts and the page bookkeeping do not depend on the order.
+// A head of 896 KiB holds the class space's 4 KiB micro pool chunks of the lab's smaller traces
+// on the first page; multiples of 8R rather than 16R or 32R keep the class chunks of 32 and 64 KiB
+// there too, which a large class space would otherwise pay for; without a head the smallest
+// traces' 1 and 2 KiB chunks and their larger ones would lie on two pages instead of one
+// (bench/analysis.md, "Moved from code comments", has the replays).
 //
 // The non-class space orders its slots otherwise (SlotOrder::kAlignedFirst): the first page of an
 // area holds its pieces at every multiple of R (4 KiB: every chunk of 4 KiB or more) and no head,
@@ -69,27 +56,22 @@
 // at 4 KiB, the micro pool's chunks are a granule, the boot loader's are large; only graduated
 // micro loaders and some first chunks holding their loader's arenas take 1 or 2 KiB), while the
 // class space's often are (micro and standard class chunks of 1 and 2 KiB), so the head serves
-// the class space and the multiples of 4 KiB the non-class one. Measured with both orders per
-// space (worst / median footprint/live): interleave 1.0800 / 1.0732 -> 1.0788 / 1.0721,
-// javac-hello 1.0080 / 1.0068 -> 1.0076 / 1.0065, jshell median 1.0104 -> 1.0094, javac-sample
-// median 1.0116 -> 1.0112; ml-10-20-60 median 1.0358 -> 1.0360, many-loaders median 1.0256 ->
-// 1.0261; no worst figure worse. (All pieces at multiples of R first in both spaces cost the
-// smallest traces a class-space page, above.)
+// the class space and the multiples of 4 KiB the non-class one (no trace's worst footprint/live
+// is worse for it).
 //
 // Root chunks. An in-use chunk that is a whole root area (level 0: the boot loader's first 4 MiB
 // chunk, any loader's chunk grown that large) records its start not in the slots but in a word
 // per area in the node's bookkeeping header (root_slots, NodeBookkeeping), which is written
-// anyway: a page of slots for one start was 4 KiB of overhead for every such chunk (at the lab's
-// ml-10-20-60 worst sample, the boot loader's first chunk held a start page of its own). A
+// anyway: a page of slots for one start would be 4 KiB of overhead for every such chunk (the boot
+// loader's first chunk would hold a start page of its own). A
 // lookup reads that word last, in place of the area's first slot at the root level; a chunk that
 // grows to a whole area in place moves its start there (set_root_start: the word first, then the
 // slot, so that a lock-free lookup finds one or the other, never neither).
 //
-// One table per chunk level (a chunk's slot in its own level's table) was tried: pages then
-// follow the number of chunks of each level rather than the range they are spread over (1 000
-// loaders of 1 MiB: 4.5 MiB of pages instead of 8.2, with 8-byte slots), but a small metaspace
-// pays a page per level in use in each space (the class space's guard alone split into 10
-// levels), which kept the lab's smallest real traces above footprint/live 1.05.
+// Why not one table per chunk level (a chunk's slot in its own level's table): pages would then
+// follow the number of chunks of each level rather than the range they are spread over, but a
+// small metaspace would pay a page per level in use in each space (the class space's guard alone
+// splits into 10 levels), which keeps the lab's smallest real traces above footprint/live 1.05.
 #pragma once
 
 #include <metaspace/metaspace.h>

@@ -14,8 +14,8 @@
 // page state): 1 page for a 64 MiB node at 4 KiB granules (16 flags, 64 page states, 2 KiB of
 // mask); of a 1 GiB class space's 9 pages (256 flags, 2 KiB of page states, 32 KiB of mask) only
 // those under the part in use: 1 while under 56 MiB are used (counting all of it, with the start
-// table's pages, kept two of the lab's smallest real traces above footprint/live 1.05; with the
-// mask in front the flags and states had a page of their own, 4 KiB more). The slots are counted
+// table's pages, would keep two of the lab's smallest real traces above footprint/live 1.05; the
+// flags and states come before the mask so that they share its first page). The slots are counted
 // a page at a time while the page holds a chunk start or waits for a purge (ChunkStartTable).
 // Everything goes back when the node dies: the counter drops by what it held and the range is
 // unmapped.

@@ -8,8 +8,8 @@
 // the mask and the limiter account it, and uncommit hands the pages back with madvise. Access
 // rights change per root chunk area: the first commit in an area makes the whole area read-write,
 // once. Making each granule read-write on its own would leave read-write islands between
-// PROT_NONE gaps, one kernel mapping each (measured: 839 mappings for 200 interleaved loaders at
-// 16 KiB granules, 46 at 64 KiB, against a default limit of 65 530 per process); per area the
+// PROT_NONE gaps, one kernel mapping each, against a default limit of 65 530 per process (200
+// interleaved loaders at 16 KiB granules need 839); per area the
 // node stays one mapping whatever the granule. Read-write pages that were never touched or were
 // given back cost no memory. Checked mode protects per granule instead, so that touching
 // uncommitted memory faults, and pays in mappings.

@@ -295,7 +295,7 @@ INSTANTIATE_TEST_SUITE_P(Configs, ApiOutOfMemory,
 #endif
 #endif
 
-// The repro of the issue, without relying on any one setting: under a data-segment limit a
+// Allocation failure must surface as an error code, whatever the setting: under a data-segment limit a
 // child creates loaders and allocates until the library refuses; every refusal must be an error
 // code (an escaping std::bad_alloc would end the child with SIGABRT).
 TEST(ApiMemoryLimit, HeapExhaustionUnderRlimitIsAnErrorNotAnAbort) {

@@ -295,7 +295,7 @@ std::vector<std::string> ThreadsScenario::verdict(const RunResult& result) const
       const Sample* two = loaded_sample(run, 2, shared);
       if (!one || !two) continue;
       const double speedup = throughput(*two) / throughput(*one);
-      // The targets: own loaders >= 1.8x, one shared loader >= 1.6x, on a quiet machine.
+      // The targets: own loaders >= 1.8x, one shared loader >= 1.6x, on a quiet machine.
       const double target = shared ? 1.6 : 1.8;
       std::string goal;
       if (run.name == "elastic")

@@ -273,7 +273,7 @@ class StartupCommand : public LabCommand {
     return failed ? 1 : 0;
   }
 
-  // The targets, judged on ms_create (the archive's part of start-up: the classes loaded
+  // The targets, judged on ms_create (the archive's part of start-up: the classes loaded
   // after it cost every mode the same); timing verdicts are inconclusive on a busy machine.
   std::vector<std::string> judge(const BestTable& best, const MachineLoad& load) const {
     std::vector<std::string> lines;

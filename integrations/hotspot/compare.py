@@ -160,7 +160,7 @@ def percentile_rss(samples, points=10):
     return out
 
 
-def measure(progs, work, runs, only):
+def measure(progs, work, runs, only, heap):
     results = {}
     for name, make in progs.items():
         if only and name not in only:
@@ -172,6 +172,10 @@ def measure(progs, work, runs, only):
                 shutil.rmtree(logdir, ignore_errors=True)
                 logdir.mkdir(parents=True)
                 vm = [f"-Xlog:gc+metaspace,class+load,class+unload:file={logdir}/%p.log"]
+                if heap and name != "java -version":
+                    # A heap of fixed size, touched at start: its RSS is the same on both sides,
+                    # so what differs is the rest (metaspace among it).
+                    vm += [f"-Xms{heap}", f"-Xmx{heap}", "-XX:+AlwaysPreTouch"]
                 if mode == "on":
                     vm.insert(0, FLAG)
                 cmd, stdin_text = make(vm)
@@ -219,7 +223,8 @@ def summarize(results):
 
 def table(rows, info):
     out = [f"Machine: {info['cpu']}, {info['cores']} cores, load {info['load_before']} before, "
-           f"{info['load_after']} after; {info['runs']} alternating runs per program and mode.", "",
+           f"{info['load_after']} after; {info['runs']} alternating runs per program and mode"
+           + (f"; heap fixed at {info['fixed_heap']}, pre-touched." if info.get("fixed_heap") else "."), "",
            "| program | wall off / on (best, s) | on/off | peak RSS off / on (MiB) | RSS on <= off (10 % steps) "
            "| GCs off / on | committed/used at GC, max: off / on | classes loaded off / on | unloaded off / on |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -287,6 +292,9 @@ def main():
     ap.add_argument("--out", type=pathlib.Path, default=pathlib.Path("results/hotspot"))
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--only", action="append", help="run only this program (repeatable)")
+    ap.add_argument("--fixed-heap", metavar="SIZE",
+                    help="-Xms=-Xmx=SIZE and -XX:+AlwaysPreTouch for every program but java -version, "
+                         "so that the heap's RSS is equal on both sides")
     ap.add_argument("program", nargs="*", help="after --: java's arguments for a program of your own")
     a = ap.parse_args()
     if not a.program and a.src is None:
@@ -294,12 +302,14 @@ def main():
     a.out.mkdir(parents=True, exist_ok=True)
     info = machine()
     info["runs"] = a.runs
+    info["fixed_heap"] = a.fixed_heap
     with tempfile.TemporaryDirectory(prefix="ms-hotspot-") as tmp:
         work = pathlib.Path(tmp)
         if not a.program:
             build_churn(a.jdk, work)
         src = a.src.resolve() if a.src else None
-        results = measure(programs(a.jdk.resolve(), src, work, a.program), work, a.runs, a.only)
+        results = measure(programs(a.jdk.resolve(), src, work, a.program), work, a.runs, a.only,
+                          a.fixed_heap)
     info["load_after"] = round(os.getloadavg()[0], 2)
     rows = summarize(results)
     text = table(rows, info)

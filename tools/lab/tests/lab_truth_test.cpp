@@ -227,10 +227,15 @@ TEST(LabTruth, ElasticStaysWithinItsGoalOnEveryRealTrace) {
   // Traces where 1.05 is not met, held to what the library reaches there (a regression test,
   // not the goal): interleave (floor 1.047; 1.0766 now) and Unload with class-data sharing
   // (352 KB live: fixed costs weigh; floor 1.103; 1.1670 now). docs/placement-bound.md.
-  // (ManyLoaders with 10 waves of 20 loaders and 60 hidden classes met the goal with dead
-  // handles of 4 bytes: 1.0504 -> 1.0498.)
+  // ManyLoaders with 10 waves of 20 loaders and 60 hidden classes meets the goal (1.0498); in
+  // assert builds its loader objects are 8 bytes larger (the loader lock records its holder for
+  // MS_ASSERT_LOCKED), which puts it at 1.0502.
   const std::map<std::string, double> regression_bound = {
-      {"jdk25-interleave", 1.08}, {"jdk25-unload-cds", 1.175}};
+      {"jdk25-interleave", 1.08}, {"jdk25-unload-cds", 1.175},
+#ifdef METASPACE_ASSERTS
+      {"jdk25-ml-10-20-60", 1.0505},
+#endif
+  };
   register_elastic_backends();
   const auto traces = expand_traces({LAB_TEST_DATA_DIR});
   ASSERT_GE(traces.size(), 8u);

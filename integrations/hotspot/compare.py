@@ -84,7 +84,7 @@ def tree_rss_kib(root):
     return total
 
 
-def run_once(cmd, logdir, stdin_text=None, cwd=None):
+def run_once(cmd, stdin_text=None, cwd=None):
     """Runs cmd, sampling RSS every 20 ms. Returns wall seconds, samples [(t, KiB)], and output."""
     start = time.monotonic()
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin_text else subprocess.DEVNULL,
@@ -179,7 +179,7 @@ def measure(progs, work, runs, only, heap):
                 if mode == "on":
                     vm.insert(0, FLAG)
                 cmd, stdin_text = make(vm)
-                wall, samples, _ = run_once(cmd, logdir, stdin_text, cwd=work)
+                wall, samples, _ = run_once(cmd, stdin_text, cwd=work)
                 gcs, loaded, unloaded = parse_logs(logdir)
                 results[name][mode]["runs"].append({
                     "wall_s": round(wall, 3), "peak_rss_kib": max((k for _, k in samples), default=0),

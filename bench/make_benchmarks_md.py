@@ -613,6 +613,13 @@ def footprint_section(results_dir):
     return "\n".join(out)
 
 
+def format_load(load):
+    """Google Benchmark's load_avg list as "1.33, 2.34, 2.79"; '?' if the context has none."""
+    if not load:
+        return "?"
+    return ", ".join(f"{x:.2f}" for x in load)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--results", required=True, help="folder with the JSON files of one run")
@@ -636,7 +643,8 @@ def main():
           "hand (the hand-written part is bench/analysis.md, included below).", "",
           "## Machine and command", "",
           f"- CPU: {cpu}, {cores} cores; {mem} RAM; Linux {kernel}",
-          f"- Load average at the start of the run: {ctx.get('load_avg', '?')}; the machine is shared, "
+          f"- Load average at the start of the run (1, 5, 15 minutes): {format_load(ctx.get('load_avg'))}; "
+          "the machine is shared, "
           "so the figures are CPU time of the measuring thread (see Method)",
           f"- Date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
           f"- Command: `{args.command}` (runs `scripts/bench.sh`: every executable of "

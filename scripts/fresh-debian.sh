@@ -64,4 +64,5 @@ rm -rf "$root/root/libmetaspace"
 git clone -q "$repo" "$root/root/libmetaspace"
 echo "fresh-debian: make ${targets[*]} in $root/root/libmetaspace ($(git -C "$repo" rev-parse --short HEAD))"
 chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  CI=true /bin/bash -c "cd /root/libmetaspace && make ${targets[*]}"
+  CI=true /bin/bash -c "cd /root/libmetaspace && start=\$(date +%s) && l0=\$(cut -d' ' -f1-3 /proc/loadavg) && make ${targets[*]} &&
+    echo \"fresh-debian: make ${targets[*]} took \$((\$(date +%s) - start)) s (load at start \$l0, now: \$(cut -d' ' -f1-3 /proc/loadavg))\""

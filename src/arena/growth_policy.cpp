@@ -13,8 +13,7 @@ GrowthPolicy::GrowthPolicy(const std::vector<size_t>& sequence_bytes,
 
 const std::vector<size_t>& GrowthPolicy::default_sequence(ms_loader_kind_t kind,
                                                           ms_space_t space) {
-  static const std::vector<size_t> standard_nonclass = {4 * KiB,  4 * KiB,  4 * KiB,
-                                                        8 * KiB,  16 * KiB, 32 * KiB,
+  static const std::vector<size_t> standard_nonclass = {8 * KiB,  16 * KiB,  32 * KiB,
                                                         64 * KiB, 128 * KiB, 256 * KiB};
   static const std::vector<size_t> standard_class = {2 * KiB,  2 * KiB,  4 * KiB, 8 * KiB,
                                                      16 * KiB, 32 * KiB, 64 * KiB};

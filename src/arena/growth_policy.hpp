@@ -7,9 +7,13 @@
 // model's "chunks keep doubling" design). Commit on demand means the untouched tail of a big
 // chunk costs nothing.
 // Standard loaders take their first Klasses from the micro pool too (src/loader/loader_metaspace.hpp):
-// their class sequence starts when those outgrow it. Their non-class sequence starts at 4 KiB, a
-// granule: two loaders' 2 KiB chunks sharing a granule pin it until both have died (at 2 KiB the
-// interleave trace's footprint/live is 1.176 instead of 1.103).
+// their class sequence starts when those outgrow it. Their non-class sequence starts at 8 KiB and
+// doubles. Not below a granule: two loaders' 2 KiB chunks sharing a granule pin it until both have
+// died (at 2 KiB the interleave trace's footprint/live is 1.176 instead of 1.103). Two granules
+// rather than one, because a chunk's untouched granules cost nothing while every chunk costs a
+// header, a start slot and the unused end it is retired with: a loader of 18 KiB (a URLClassLoader
+// of six classes) takes 2 chunks instead of 4, and where 3 of 4 such loaders die the survivors'
+// headers hold fewer slab pages (bench/analysis.md, "Class-loading churn").
 // Micro loaders take their blocks from the micro pool (src/loader/micro_pool.hpp); these sizes
 // apply only once one graduates: a micro loader that outgrew the pool (a block over 1 KiB, over
 // 8 KiB in all). Their first chunk is 1 KiB, below a granule, as a hidden class has 960–2 560

@@ -19,7 +19,8 @@
 // request, at the growth policy's first level or larger; the arena's top starts behind the
 // object, and the chunk doubles in place while it is the arena's only one (Arena, "home chunk").
 // Why: loaders that die in random order leave slab pages holding the survivors' arenas (13 to a
-// page), while each survivor's first 4 KiB chunk, pinned by it anyway, has ~650 bytes free
+// page), while each survivor's first chunk, its first 4 KiB granule pinned by it anyway, has
+// ~650 bytes free there
 // (docs/bookkeeping.md, "A loader's arenas in its first non-class chunk", has the traces). The
 // object's bytes count as overhead, not used
 // (Arena::adopt_home_chunk), and the chunk goes back last, after the arenas are destroyed

@@ -16,7 +16,7 @@
 // class chunk for one or two ~590-byte Klasses would leave ~870 bytes of it unused, and after the
 // loader's death pin its granule for as long as the buddy chunk (another loader's) lives. Their
 // non-class blocks stay in their own arena: a loader's non-class data typically fills most of a
-// 4 KiB chunk, which is its own granule and goes back whole at death; packed in shared chunks,
+// 4 KiB granule of a chunk of its own, which goes back whole at death; packed in shared chunks,
 // the blocks of dead loaders would pin the granules of the living. bench/analysis.md ("Moved
 // from code comments") has the replay that decided both.
 //

@@ -48,6 +48,22 @@ TEST(GrowthPolicy, MicroStartsAtTheSmallestChunkThenDoubles) {
   }
 }
 
+// A standard loader's non-class chunks are never below the default 4 KiB granule, so that no two
+// loaders' non-class chunks share one (a dead loader's half would stay committed while its buddy
+// lives), and they double from the first, so that a loader of a few dozen KiB has few chunks,
+// each a header and an unused end (growth_policy.hpp).
+TEST(GrowthPolicy, StandardNonClassChunksHoldWholeGranulesAndDouble) {
+  const std::vector<size_t>& seq =
+      GrowthPolicy::default_sequence(MS_LOADER_STANDARD, MS_SPACE_NONCLASS);
+  for (size_t i = 0; i < seq.size(); i++) {
+    EXPECT_GE(seq[i], 4 * KiB) << "step " << i;
+    if (i > 0) EXPECT_EQ(seq[i], 2 * seq[i - 1]) << "step " << i;
+  }
+  size_t held = 0, chunks = 0;
+  while (held < 18 * KiB) held += seq[chunks < seq.size() ? chunks : seq.size() - 1], chunks++;
+  EXPECT_LE(chunks, 2u) << "chunks for a loader of 18 KiB";
+}
+
 TEST(GrowthPolicy, BootStartsLarge) {
   EXPECT_GE(GrowthPolicy::default_sequence(MS_LOADER_BOOT, MS_SPACE_NONCLASS).front(), 1 * MiB);
   EXPECT_GE(GrowthPolicy::default_sequence(MS_LOADER_BOOT, MS_SPACE_CLASS).front(), 256 * KiB);
@@ -57,7 +73,7 @@ TEST(GrowthPolicy, StandardStartsSmallAndGrows) {
   ChunkGeometry geometry(4 * MiB);
   for (ms_space_t space : kSpaces) {
     const std::vector<size_t>& seq = GrowthPolicy::default_sequence(MS_LOADER_STANDARD, space);
-    EXPECT_LE(seq.front(), 4 * KiB);
+    EXPECT_LE(seq.front(), space == MS_SPACE_NONCLASS ? 8 * KiB : 4 * KiB);
     EXPECT_GT(seq.back(), seq.front());
     GrowthPolicy p = GrowthPolicy::for_loader(MS_LOADER_STANDARD, space, geometry);
     // Smaller level = larger chunk: the level never increases along the sequence.

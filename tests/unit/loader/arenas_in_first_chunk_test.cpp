@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "arena/growth_policy.hpp"
 #include "loader/loader_arenas.hpp"
 #include "os/fault_injection.hpp"
 #include "support/ms_assertions.hpp"
@@ -19,6 +20,11 @@ namespace {
 
 constexpr size_t KiB = 1024;
 constexpr size_t MiB = 1024 * KiB;
+// A standard loader's first two non-class chunks (GrowthPolicy's default sequence).
+const size_t kFirstChunk =
+    metaspace::GrowthPolicy::default_sequence(MS_LOADER_STANDARD, MS_SPACE_NONCLASS)[0];
+const size_t kSecondChunk =
+    metaspace::GrowthPolicy::default_sequence(MS_LOADER_STANDARD, MS_SPACE_NONCLASS)[1];
 const size_t kPrefix = metaspace::LoaderArenas::chunk_prefix_bytes();
 
 // Offset of a block in its chunk, for a chunk of `chunk_bytes` (chunks are aligned to their size).
@@ -98,7 +104,7 @@ TEST_F(ArenasInFirstChunk, LieAtTheStartOfTheFirstNonClassChunk) {
   EXPECT_EQ(kPrefix % 16, 0u);
   ms_loader_stats_t ls = metaspace::test::loader_stats(l);
   EXPECT_EQ(ls.chunks[MS_SPACE_NONCLASS], 1u);
-  EXPECT_EQ(ls.capacity_bytes[MS_SPACE_NONCLASS], 4 * KiB);
+  EXPECT_EQ(ls.capacity_bytes[MS_SPACE_NONCLASS], kFirstChunk);
   expect_prefix_is_overhead(ms_, l, 104);
   // The fast path serves the next blocks, behind the first.
   void* q = ms_allocate(l, MS_SPACE_NONCLASS, 64);
@@ -164,16 +170,17 @@ TEST_F(ArenasInFirstChunk, AHomeChunkWhoseBuddyIsTakenIsFollowedByTheNextChunk) 
   void* pb = ms_allocate(b, MS_SPACE_NONCLASS, 64);
   ASSERT_NE(pa, nullptr);
   ASSERT_NE(pb, nullptr);
-  bool buddies = reinterpret_cast<uintptr_t>(pa) / (8 * KiB) == reinterpret_cast<uintptr_t>(pb) / (8 * KiB);
+  bool buddies = reinterpret_cast<uintptr_t>(pa) / (2 * kFirstChunk) ==
+                 reinterpret_cast<uintptr_t>(pb) / (2 * kFirstChunk);
   if (!buddies) GTEST_SKIP() << "the two first chunks are not buddies";
   size_t used = 64;
-  while (used + 256 <= 4 * KiB) {
+  while (used + 256 <= kFirstChunk) {
     ASSERT_NE(ms_allocate(a, MS_SPACE_NONCLASS, 256), nullptr);
     used += 256;
   }
   ms_loader_stats_t ls = metaspace::test::loader_stats(a);
   EXPECT_EQ(ls.chunks[MS_SPACE_NONCLASS], 2u);
-  EXPECT_EQ(ls.capacity_bytes[MS_SPACE_NONCLASS], 8 * KiB);
+  EXPECT_EQ(ls.capacity_bytes[MS_SPACE_NONCLASS], kFirstChunk + kSecondChunk);
   EXPECT_EQ(offset_in_chunk(pa, 4 * KiB), kPrefix);
   verify_destroy_verify({b, a});
 }

@@ -194,7 +194,7 @@ TEST(LabTruth, ManyTracesGiveOneSummaryAndFilesNamedAfterEachTrace) {
   EXPECT_NE(markdown.str().find("elastic: footprint/live <= 1.05 at every sample of all 2 traces judged"),
             std::string::npos)
       << markdown.str();
-  EXPECT_EQ(expand_traces({data}).size(), 10u) << "a folder is its traces";
+  EXPECT_EQ(expand_traces({data}).size(), 11u) << "a folder is its traces";
 }
 
 // Every real JVM trace of tools/lab/tests/data through elastic, blocks written: footprint/live at
@@ -227,11 +227,17 @@ TEST(LabTruth, ElasticStaysWithinItsGoalOnEveryRealTrace) {
   // Traces where 1.05 is not met, held to what the library reaches there (a regression test,
   // not the goal): interleave (floor 1.047; 1.0766 now) and Unload with class-data sharing
   // (352 KB live: fixed costs weigh; floor 1.103; 1.1670 now). docs/placement-bound.md.
+  // HotSpot 17's ClassChurn, 6 waves of 200 URLClassLoaders of 24.8 KiB (17.6 non-class, 7.2
+  // class) and a reflection loader each, 3 of 4 dying per wave (floor 1.056): 1.1433 while the
+  // loaders' non-class chunks went 4, 4, 4, 8 KiB (4 chunks a loader, and their headers' slab
+  // pages held by the survivors), 1.1396 since they start at 8 KiB and double (2 chunks; 1.1406
+  // in assert builds, whose loader objects are 8 bytes larger);
+  // bench/analysis.md, "Class-loading churn", has where the rest above the floor goes.
   // ManyLoaders with 10 waves of 20 loaders and 60 hidden classes meets the goal (1.0498); in
   // assert builds its loader objects are 8 bytes larger (the loader lock records its holder for
   // MS_ASSERT_LOCKED), which puts it at 1.0502.
   const std::map<std::string, double> regression_bound = {
-      {"jdk25-interleave", 1.08}, {"jdk25-unload-cds", 1.175},
+      {"jdk25-interleave", 1.08}, {"jdk25-unload-cds", 1.175}, {"jdk17-classchurn", 1.141},
 #ifdef METASPACE_ASSERTS
       {"jdk25-ml-10-20-60", 1.0505},
 #endif

@@ -35,6 +35,8 @@ constexpr Fixture kFixtures[] = {
     {"jdk25-jshell.trace.gz", 16092648, 14},
     {"jdk25-unload-cds.trace.gz", 362688, 7},
     {"jdk25-ml-10-20-60.trace.gz", 7345600, 22},
+    // JDK 17 (its log dialect): 4 GCs, a peak, an unload marker and the exit.
+    {"jdk17-classchurn.trace.gz", 25138688, 7},
 };
 
 BackendRun replay(const std::string& trace, const std::string& backend) {

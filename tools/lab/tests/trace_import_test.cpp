@@ -120,6 +120,25 @@ TEST(HotSpotImport, FreshIdsPairedArenasFreesAndWastage) {
             "M exit committed=40960 used=24 class_committed=8192 class_used=0\n");
 }
 
+// A standard loader whose non-class arena was handed a smaller free chunk (1 KiB) than its policy's
+// 4 KiB, while its class arena got the standard 2 KiB: the class arena's vote makes it standard.
+TEST(HotSpotImport, TheLargerKindOfTheTwoArenasFirstChunksWins) {
+  const std::string log =
+      "[1ns][7] Compressed class space mapped at: 0x80000000-0xc0000000, reserved size: 1073741824\n"
+      "[2ns][7] Arena @0x100 (non-class arena): born.\n"
+      "[3ns][7] Arena @0x200 (class arena): born.\n"
+      "[4ns][7] CLMS @0x300 : born (nonclass arena: 0x100, class arena: 0x200.\n"
+      "[5ns][7] Arena @0x100 (non-class arena): allocated new chunk @0x9, u, base 0x1000, level lv14 for requested word size 10\n"
+      "[6ns][7] Arena @0x200 (class arena): allocated new chunk @0xa, u, base 0x80000000, level lv13 for requested word size 60\n"
+      "[7ns][7] Arena @0x100 (non-class arena): returning block (@0x1000 word size 10) taken from arena, no wastage\n"
+      "[8ns][7] Arena @0x200 (class arena): returning block (@0x80000000 word size 60) taken from arena, no wastage\n";
+  const auto trace = temp_path("votes.trace");
+  const auto counts = import_text("votes.log", log, trace);
+  EXPECT_EQ(counts.loaders, 1u);
+  EXPECT_EQ(counts.micro_loaders, 0u);
+  EXPECT_EQ(trace_text(trace).rfind("B 0 standard\n", 0), 0u) << trace_text(trace);
+}
+
 TEST(HotSpotImport, MalformedKnownLinesStopWithFileLineAndExpectation) {
   std::string bad = kLog;
   bad.replace(bad.find("(@0x80000000 word size 60)"), 26, "(@0x80000000 word size sixty)");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <unordered_map>
 #include <unordered_set>
@@ -43,22 +44,25 @@ struct Live {
 // chunk sequence, and the first chunk an arena gets shows it: the boot loader starts with 4 MiB
 // non-class / 256 KiB class chunks, a standard loader with 4 KiB / 2 KiB, a ClassMirrorHolder
 // (hidden class) loader with 1 KiB / 1 KiB, a reflection loader with 2 KiB / 1 KiB. A first chunk
-// can be larger than the policy's when the first request does not fit, never smaller.
+// is larger than the policy's when the first request does not fit, and smaller when the chunk
+// manager hands out a free smaller chunk it already has; so each arena votes and the larger kind
+// wins: a standard loader whose non-class arena started small still shows its 2 KiB class chunk.
 LoaderKind infer_kind(const Arena* nonclass, const Arena* klass) {
   const auto words = [](int level) { return kRootChunkWords >> level; };
+  int vote = -1;  // 0 micro, 1 standard, 2 boot
   if (nonclass && nonclass->first_chunk_level >= 0) {
     const auto w = words(nonclass->first_chunk_level);
-    if (w >= 32 * 1024) return LoaderKind::boot;   // >= 256 KiB
-    if (w >= 512) return LoaderKind::standard;     // >= 4 KiB
-    return LoaderKind::micro;
+    vote = std::max(vote, w >= 32 * 1024 ? 2 : w >= 512 ? 1 : 0);  // >= 256 KiB, >= 4 KiB
   }
   if (klass && klass->first_chunk_level >= 0) {
     const auto w = words(klass->first_chunk_level);
-    if (w >= 32 * 1024) return LoaderKind::boot;
-    if (w >= 256) return LoaderKind::standard;     // >= 2 KiB
-    return LoaderKind::micro;
+    vote = std::max(vote, w >= 32 * 1024 ? 2 : w >= 256 ? 1 : 0);  // >= 256 KiB, >= 2 KiB
   }
-  return LoaderKind::standard;
+  switch (vote) {
+    case 2: return LoaderKind::boot;
+    case 0: return LoaderKind::micro;
+    default: return LoaderKind::standard;
+  }
 }
 
 std::uint64_t parse_size(double value, std::string_view unit) {

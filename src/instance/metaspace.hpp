@@ -4,7 +4,7 @@
 // Lock order (never the reverse): registry → loader → chunk manager (non-class, then class).
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/detail/loader_head.h>
 
 #include <atomic>
 #include <memory>

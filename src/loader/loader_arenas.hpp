@@ -30,7 +30,7 @@
 // a root chunk with the object.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/detail/loader_head.h>
 
 #include <cstddef>
 #include <new>

@@ -122,6 +122,7 @@ bool Metaspace::choose_tag(LoaderMetaspace* l, size_t first) {
 }
 
 LoaderMetaspace* Metaspace::new_loader_object() {
+  MS_ASSERT_LOCKED(registry_lock_);
   // The slab hands the object of the loader that died last out first (its page is hot), so a
   // runtime that creates and destroys loaders in a loop gets one object back each time, with
   // the tag after its last one. Once its 14 handles are all remembered as dead the object is
@@ -209,7 +210,7 @@ LoaderMetaspace* Metaspace::create_loader(ms_loader_kind_t kind, unsigned flags)
     fail(MS_ERR_INVALID_ARGUMENT, "unknown loader flags %#x", flags & ~MS_LOADER_SHARED);
     return nullptr;
   }
-  std::lock_guard<std::mutex> guard(registry_lock_);
+  std::lock_guard<Mutex> guard(registry_lock_);
   LoaderMetaspace* l = new_loader_object();
   if (l == nullptr) return nullptr;  // MS_ERR_OUT_OF_MEMORY recorded
   bool opened = false;
@@ -233,7 +234,7 @@ LoaderMetaspace* Metaspace::create_loader(ms_loader_kind_t kind, unsigned flags)
 }
 
 ms_error_t Metaspace::destroy_loader(LoaderMetaspace* l) {
-  std::lock_guard<std::mutex> guard(registry_lock_);
+  std::lock_guard<Mutex> guard(registry_lock_);
   if (!l->alive()) return fail(MS_ERR_DESTROYED, "loader %p was already destroyed", (void*)l);
   if (l->prev_ != nullptr) l->prev_->next_ = l->next_; else live_ = l->next_;
   if (l->next_ != nullptr) l->next_->prev_ = l->prev_;
@@ -260,6 +261,7 @@ ms_error_t Metaspace::destroy_loader(LoaderMetaspace* l) {
 }
 
 void Metaspace::forget_kept_objects() {
+  MS_ASSERT_LOCKED(registry_lock_);
   // They died first: their handles go in first, in the order of death.
   while (!kept_.empty()) {
     LoaderMetaspace* l = kept_.pop_front();
@@ -269,7 +271,7 @@ void Metaspace::forget_kept_objects() {
 }
 
 bool Metaspace::verify_dead_handles() {
-  std::lock_guard<std::mutex> guard(registry_lock_);
+  std::lock_guard<Mutex> guard(registry_lock_);
   if (!dead_->verify()) return false;
   size_t live = 0;
   for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) {
@@ -299,7 +301,7 @@ bool Metaspace::verify_dead_handles() {
 }
 
 ms_error_t Metaspace::refuse_handle(uintptr_t handle) {
-  std::lock_guard<std::mutex> guard(registry_lock_);
+  std::lock_guard<Mutex> guard(registry_lock_);
   return refuse_handle_locked(handle);
 }
 
@@ -316,7 +318,7 @@ ms_error_t Metaspace::refuse_handle_locked(uintptr_t handle) {
 }
 
 ms_error_t Metaspace::loader_stats(uintptr_t handle, LoaderStats* out) {
-  std::unique_lock<std::mutex> registry(registry_lock_);
+  std::unique_lock<Mutex> registry(registry_lock_);
   LoaderMetaspace* l = LoaderMetaspace::object_of(handle);
   // Under the registry lock no loader dies, so what the object says now holds until its own
   // lock is taken: it is this handle's loader only if it is alive and carries the handle.
@@ -339,7 +341,7 @@ void Metaspace::purge() {
   // After the chunk managers: removing nodes and merging chunks frees bookkeeping.
   {
     // Parked loader objects whose handles were all forgotten since go back.
-    std::lock_guard<std::mutex> guard(registry_lock_);
+    std::lock_guard<Mutex> guard(registry_lock_);
     free_usable_parked_objects();
   }
   nonclass_->bookkeeping().purge();
@@ -394,7 +396,7 @@ void add_space(ms_space_stats_t& to, const ms_space_stats_t& from) {
 // ms_get_usage skips step 1: O(1).
 template <typename F>
 void Metaspace::visit_loaders(F f) {
-  std::lock_guard<std::mutex> registry(registry_lock_);
+  std::lock_guard<Mutex> registry(registry_lock_);
   for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) {
     std::lock_guard<LoaderLock> guard(l->lock());
     f(*l);
@@ -420,7 +422,7 @@ void Metaspace::exclude_owners_for_fork(std::vector<ms__free_bins*>& excluded) {
 // of the counters first), or another statistics call (which folds it); what it bumped before
 // counts as free in chunks until then, as for ms_get_usage.
 void Metaspace::fold_all_loaders() {
-  std::lock_guard<std::mutex> registry(registry_lock_);
+  std::lock_guard<Mutex> registry(registry_lock_);
   for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) {
     std::unique_lock<LoaderLock> guard(l->lock(), std::try_to_lock);
     if (guard.owns_lock()) l->fold_usage_locked();
@@ -506,7 +508,7 @@ Snapshot Metaspace::snapshot(const SnapshotOptions& options) {
   }
   space_totals(t, snap.bookkeeping);
   {
-    std::lock_guard<std::mutex> registry(registry_lock_);
+    std::lock_guard<Mutex> registry(registry_lock_);
     t.loaders = live_count_;
     for (int k = 0; k < MS_LOADER_KIND_COUNT; k++) t.loaders_by_kind[k] = live_by_kind_[k];
   }
@@ -550,7 +552,7 @@ ms_error_t Metaspace::verify() {
   };
   auto check = [&]() -> bool {
     {
-      std::lock_guard<std::mutex> registry(registry_lock_);
+      std::lock_guard<Mutex> registry(registry_lock_);
       size_t n = 0;
       for (LoaderMetaspace* l = live_; l != nullptr; l = l->next_) {
         std::lock_guard<LoaderLock> guard(l->lock());

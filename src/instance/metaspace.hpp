@@ -14,6 +14,7 @@
 
 #include "archive/archive_mapping.hpp"
 #include "commit/commit_limiter.hpp"
+#include "common/mutex.hpp"
 #include "context/class_space.hpp"
 #include "context/context.hpp"
 #include "instance/dead_handles.hpp"
@@ -173,7 +174,7 @@ class Metaspace {
   std::string archive_reason_;
   bool archive_refused_ = false;
 
-  mutable std::mutex registry_lock_;
+  mutable Mutex registry_lock_;
   LoaderMetaspace* live_ = nullptr;  // owned; doubly linked through prev_/next_
   size_t live_count_ = 0;
   size_t live_by_kind_[MS_LOADER_KIND_COUNT] = {};

@@ -8,7 +8,7 @@
 // the same program with more loaders per wave kept 44 pages of them (1.1168 → 1.1000). Now a
 // handle is the object's address plus a tag (include/metaspace/detail/loader_head.h, MS__HANDLE_TAG_MASK),
 // the object is reused at once, and this set remembers the last kRemembered dead handles: a new
-// loader's tag is chosen so that its handle is none of them (Metaspace::create_loader), so a
+// loader's tag is chosen so that its handle is none of them (LoaderRegistry::create), so a
 // remembered handle never names a live loader, and the slow paths look a handle up here when its
 // object does not carry it.
 //

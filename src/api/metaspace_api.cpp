@@ -9,7 +9,6 @@
 #include "api/exception_barrier.hpp"
 #include "api/exit_report.hpp"
 #include "api/fork_handlers.hpp"
-#include "api/handle_secret.hpp"
 #include "api/metaspace_handle.hpp"
 #include "api/struct_size.hpp"
 #include "common/error.hpp"
@@ -37,10 +36,10 @@ const Metaspace* from_handle(const ms_metaspace_t* ms) {
   return reinterpret_cast<const Metaspace*>(ms);
 }
 
-// Whether the object carries the handle: its loader is alive and this is its handle (the check of
-// the inline paths, metaspace.h). Atomic: a stale handle's object may be reused meanwhile.
+// Whether the object carries the handle: its loader is alive and this is its handle
+// (loader_registry.hpp).
 bool carries(const LoaderMetaspace* l, const ms_loader_t* loader) {
-  return __atomic_load_n(&l->cookie, __ATOMIC_RELAXED) == metaspace::api::handle_cookie(loader);
+  return metaspace::carries(l, reinterpret_cast<uintptr_t>(loader));
 }
 
 // The metaspace whose loader objects' range holds the object, or null (not a loader handle).
@@ -60,7 +59,7 @@ LoaderMetaspace* loader_of(ms_loader_t* loader) {
   if (l != nullptr && carries(l, loader) && l->valid_handle()) return l;
   Metaspace* ms = metaspace_holding(l);
   if (ms != nullptr) {
-    ms->refuse_handle(handle);
+    ms->loaders().refuse(handle);
   } else {
     fail(MS_ERR_INVALID_ARGUMENT, "%p is not a loader handle", (void*)loader);
   }
@@ -112,7 +111,7 @@ ms_metaspace_t* ms_create(const ms_settings_t* settings) noexcept {
     metaspace::clear_error();
     ms_settings_t s;
     if (!read_settings(settings, &s)) return nullptr;
-    metaspace::api::choose_handle_secret();
+    metaspace::choose_handle_secret();
     metaspace::api::install_fork_handlers();
     std::unique_ptr<Metaspace> ms = Metaspace::create(s);
     if (!ms) return nullptr;
@@ -142,12 +141,8 @@ ms_loader_t* ms_loader_create(ms_metaspace_t* ms, ms_loader_kind_t kind, unsigne
     metaspace::api::MetaspaceCall call(ms);
     Metaspace* m = call.get();
     if (m == nullptr) return nullptr;
-    LoaderMetaspace* l = m->create_loader(kind, flags);
-    if (l == nullptr) return nullptr;
-    ms_loader_t* handle = to_handle(l);
-    // Opens the inline fast path. Atomic: stale handles to this object are read without a lock.
-    __atomic_store_n(&l->cookie, metaspace::api::handle_cookie(handle), __ATOMIC_RELAXED);
-    return handle;
+    LoaderMetaspace* l = m->loaders().create(kind, flags);
+    return l != nullptr ? to_handle(l) : nullptr;
   });
 }
 
@@ -155,8 +150,7 @@ ms_error_t ms_loader_destroy(ms_loader_t* loader) noexcept {
   return barrier_error("ms_loader_destroy", [&] {
     LoaderMetaspace* l = loader_of(loader);
     if (l == nullptr) return ms_last_error();
-    __atomic_store_n(&l->cookie, uintptr_t{0}, __ATOMIC_RELAXED);  // the fast path refuses it
-    return reinterpret_cast<Metaspace*>(l->owner())->destroy_loader(l);
+    return reinterpret_cast<Metaspace*>(l->owner())->loaders().destroy(l);
   });
 }
 

@@ -5,13 +5,11 @@
 
 #include <string_view>
 
-#ifndef METASPACE_VERSION_STRING
-#error "METASPACE_VERSION_STRING is set by CMakeLists.txt"
-#endif
+#include "common/version.hpp"
 
 namespace {
 
-constexpr std::string_view kVersion = METASPACE_VERSION_STRING;
+constexpr std::string_view kVersion = metaspace::kLibraryVersion;
 
 constexpr bool version_matches_header() {
   char expected[3 * 11 + 3] = {};
@@ -32,4 +30,4 @@ static_assert(version_matches_header(), "METASPACE_VERSION_STRING differs from M
 
 }  // namespace
 
-extern "C" const char* ms_version(void) noexcept { return METASPACE_VERSION_STRING; }
+extern "C" const char* ms_version(void) noexcept { return metaspace::kLibraryVersion; }

@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "common/verify.hpp"
+#include "common/version.hpp"
 #include "os/os_memory.hpp"
 #include "os/unique_addresses.hpp"
 
@@ -176,7 +177,7 @@ ms_error_t ArchiveBuilder::write(const char* path) {
   std::memcpy(h.magic, kMagic, sizeof h.magic);
   h.format_version = kFormatVersion;
   h.header_struct_bytes = sizeof(Header);
-  std::snprintf(h.library_version, sizeof h.library_version, "%s", ms_version());
+  std::snprintf(h.library_version, sizeof h.library_version, "%s", kLibraryVersion);
   h.requested_base = config_.requested_base;
   h.class_alignment_bytes = config_.class_alignment_bytes;
   h.class_space_bytes = config_.class_space_bytes;

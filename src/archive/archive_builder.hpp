@@ -7,7 +7,7 @@
 // outside the archive, a narrow slot naming no archived class) refuses the write.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <cstddef>
 #include <cstdint>

@@ -46,7 +46,7 @@ struct Header {
   // Hash of both regions: checked when the settings ask for full verification (the default).
   uint64_t data_checksum;
   // ---- covered by meta_checksum from here
-  char library_version[16];      // ms_version() of the writer, NUL-terminated
+  char library_version[16];      // the writer's library version (ms_version()), NUL-terminated
   uint64_t file_bytes;
   uint64_t requested_base;
   // The settings that decide where and how archived blocks can be used.

@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "common/verify.hpp"
+#include "common/version.hpp"
 #include "os/os_memory.hpp"
 
 namespace metaspace::archive {
@@ -56,9 +57,9 @@ ms_error_t check_header(const Header& h, uint64_t file_size, const MapRequest& r
                 path, static_cast<unsigned long long>(file_size));
   }
   if (std::memchr(h.library_version, '\0', sizeof h.library_version) == nullptr ||
-      std::strcmp(h.library_version, ms_version()) != 0) {
+      std::strcmp(h.library_version, kLibraryVersion) != 0) {
     return fail(MS_ERR_ARCHIVE_VERSION, "archive %s: written by libmetaspace %.15s, this is %s",
-                path, h.library_version, ms_version());
+                path, h.library_version, kLibraryVersion);
   }
   if (h.file_bytes != file_size) {
     return fail(MS_ERR_ARCHIVE_FORMAT, "archive %s: %s (%llu bytes, the header says %llu)", path,

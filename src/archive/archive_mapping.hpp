@@ -14,7 +14,7 @@
 // A refusal leaves nothing mapped.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <atomic>
 #include <cstddef>

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include <metaspace/detail/bins.h>
+
 #include "arena/owner_exclusion.hpp"
 #include "common/assert.hpp"
 #include "common/error.hpp"

@@ -17,7 +17,7 @@
 //   chunks_ ─► [current: used | free ...end]  ─► [retired] ─► [retired] ─► null
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/detail/loader_head.h>
 
 #include <cstddef>
 

@@ -13,7 +13,7 @@
 //     which first excludes the owner's inline paths (owner_exclusion.hpp).
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/detail/loader_head.h>
 
 #include <bit>
 #include <cstddef>

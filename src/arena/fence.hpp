@@ -13,7 +13,7 @@
 // destroyed loaders are zapped before they go back, so stale readers see a pattern, not data.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <cstddef>
 #include <cstdint>

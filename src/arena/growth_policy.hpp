@@ -24,7 +24,7 @@
 // the replays that chose these sizes.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <cstddef>
 #include <array>

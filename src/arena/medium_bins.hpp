@@ -10,7 +10,7 @@
 // its blocks of tag 0 as they do the small bins' (same rules: bin_list.hpp).
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/detail/loader_head.h>
 
 #include <bit>
 #include <cstddef>

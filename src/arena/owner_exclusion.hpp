@@ -14,7 +14,7 @@
 // and the arena never publishes its bins: every free and reuse then takes the locked path.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/detail/loader_head.h>
 
 namespace metaspace {
 

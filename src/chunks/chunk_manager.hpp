@@ -6,7 +6,7 @@
 // allocation slow path below the arena, and never held while calling out of the library.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <mutex>
 #include <vector>

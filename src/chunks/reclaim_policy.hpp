@@ -1,7 +1,7 @@
 // What the chunk manager does with free chunks. The three policies of JEP 387, as switches.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <cstddef>
 

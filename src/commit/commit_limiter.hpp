@@ -12,7 +12,7 @@
 // the GcThresholdPolicy, so a runtime that collected is told again at the next growth.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <atomic>
 #include <cstddef>

@@ -8,8 +8,9 @@
 //
 // MS_ASSERT_LOCKED(lock) opens every `*_locked` function: the calling thread holds `lock`. It
 // takes a metaspace::Mutex (common/mutex.hpp) or a LoaderLock (loader/loader_lock.hpp), which
-// record their holder in assert builds, or a std::mutex, whose holder glibc records in the mutex
-// itself (the kernel thread id, in every kind of mutex it locks).
+// record their holder in assert builds in one shared LockOwner (common/lock_owner.hpp), or a
+// std::mutex, whose holder glibc records in the mutex itself (the kernel thread id, in every kind
+// of mutex it locks).
 #pragma once
 
 #include <cstdint>

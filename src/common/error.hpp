@@ -2,7 +2,7 @@
 // can report *why* an allocation failed without the library ever printing or aborting.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 namespace metaspace {
 
@@ -28,3 +28,11 @@ class KeepLastError {
 };
 
 }  // namespace metaspace
+
+// The C accessors of the last error, defined in common/error.cpp with the state they read, and
+// declared for callers in metaspace.h: the library's layers read the last error through them too.
+extern "C" {
+ms_error_t ms_last_error(void) noexcept;
+const char* ms_last_error_text(void) noexcept;
+const char* ms_error_name(ms_error_t e) noexcept;
+}

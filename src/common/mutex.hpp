@@ -1,17 +1,11 @@
-// A std::mutex that knows its holder in assert builds (MS_ASSERT_LOCKED, common/assert.hpp).
-// Release builds: the std::mutex alone. Meets Lockable, so std::lock_guard<Mutex> and
-// std::unique_lock<Mutex> work with it.
-//
-// The holder is the calling thread's current_thread_number(), which the thread that forks
-// keeps in the child: a lock taken before a fork and released in the child (the thread records'
-// lock, os/fork_gate.hpp) is held by that thread on both sides.
+// A std::mutex that knows its holder in assert builds (its LockOwner, common/lock_owner.hpp, for
+// MS_ASSERT_LOCKED). Release builds: the std::mutex alone. Meets Lockable, so
+// std::lock_guard<Mutex> and std::unique_lock<Mutex> work with it.
 #pragma once
 
-#include <atomic>
-#include <cstdint>
 #include <mutex>
 
-#include "common/assert.hpp"
+#include "common/lock_owner.hpp"
 
 namespace metaspace {
 
@@ -19,34 +13,26 @@ class Mutex {
  public:
   void lock() {
     mutex_.lock();
-    MS_DEBUG_ONLY(owner_.store(current_thread_number(), std::memory_order_relaxed);)
+    owner_.acquired();
   }
   bool try_lock() {
     if (!mutex_.try_lock()) return false;
-    MS_DEBUG_ONLY(owner_.store(current_thread_number(), std::memory_order_relaxed);)
+    owner_.acquired();
     return true;
   }
   void unlock() {
-    MS_DEBUG_ONLY(owner_.store(0, std::memory_order_relaxed);)
+    owner_.released();
     mutex_.unlock();
   }
-#ifdef METASPACE_ASSERTS
-  // Only the holder reads its own number: it wrote it after taking the mutex, and clears it
-  // before letting go.
-  bool held_by_current_thread() const {
-    return owner_.load(std::memory_order_relaxed) == current_thread_number();
-  }
-#endif
+  const LockOwner& owner() const { return owner_; }
 
  private:
   std::mutex mutex_;
-#ifdef METASPACE_ASSERTS
-  std::atomic<uint32_t> owner_{0};  // the holder's current_thread_number(); 0 when free
-#endif
+  [[no_unique_address]] LockOwner owner_;
 };
 
-#ifdef METASPACE_ASSERTS
-inline bool held_by_current_thread(const Mutex& m) { return m.held_by_current_thread(); }
+#ifndef METASPACE_ASSERTS
+static_assert(sizeof(Mutex) == sizeof(std::mutex), "release builds: the std::mutex alone");
 #endif
 
 }  // namespace metaspace

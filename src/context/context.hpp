@@ -2,7 +2,7 @@
 // has two, non-class and compressed class space; tests build private ones.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <memory>
 

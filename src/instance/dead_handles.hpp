@@ -6,9 +6,9 @@
 // replaying the lab's jdk25-many-loaders trace, 372 of the 425 loader objects at the worst sample
 // were dead (16 slab pages; footprint/live 1.0487, 1.0426 with no quarantine), and recordings of
 // the same program with more loaders per wave kept 44 pages of them (1.1168 → 1.1000). Now a
-// handle is the object's address plus a tag (include/metaspace/metaspace.h, MS__HANDLE_TAG_MASK),
+// handle is the object's address plus a tag (include/metaspace/detail/loader_head.h, MS__HANDLE_TAG_MASK),
 // the object is reused at once, and this set remembers the last kRemembered dead handles: a new
-// loader's tag is chosen so that its handle is none of them (Metaspace::create_loader), so a
+// loader's tag is chosen so that its handle is none of them (LoaderRegistry::create), so a
 // remembered handle never names a live loader, and the slow paths look a handle up here when its
 // object does not carry it.
 //
@@ -43,7 +43,7 @@
 #include <cstdint>
 #include <climits>
 
-#include <metaspace/metaspace.h>
+#include <metaspace/detail/loader_head.h>
 
 #include "slab/slab_allocator.hpp"
 

@@ -12,6 +12,7 @@
 #include "arena/owner_exclusion.hpp"
 #include "common/assert.hpp"
 #include "common/error.hpp"
+#include "common/mutex.hpp"
 #include "instance/metaspace.hpp"
 #include "os/process_barrier.hpp"
 
@@ -20,8 +21,8 @@ namespace {
 
 // Function-local statics: metaspaces may be created from static constructors of the runtime,
 // and destroyed from static destructors, in any order relative to this file's.
-std::mutex& lock() {
-  static std::mutex* m = new std::mutex;  // never destroyed: usable to the very end
+Mutex& lock() {
+  static Mutex* m = new Mutex;  // never destroyed: usable to the very end
   return *m;
 }
 // A live metaspace and the calls in flight on it that found it under the lock.
@@ -66,12 +67,14 @@ bool destroyed_recently_locked(const void* address) {
 }
 
 void remember_destroyed_locked(const Metaspace* ms) {
+  MS_ASSERT_LOCKED(lock());
   g_destroyed[g_destroyed_next] = ms;
   g_destroyed_next = (g_destroyed_next + 1) % kRememberedDestroyed;
 }
 
 // The entry of a live metaspace, taken out of the list (under the lock); null if not there.
 Entry* take_out_locked(const Metaspace* ms) {
+  MS_ASSERT_LOCKED(lock());
   auto& v = list();
   auto it = std::find_if(v.begin(), v.end(), [&](const Entry* e) { return e->ms == ms; });
   if (it == v.end()) return nullptr;
@@ -94,7 +97,7 @@ void wait_until_left(const std::atomic<long>& count) {
 }  // namespace
 
 void add(Metaspace* ms) {
-  std::lock_guard<std::mutex> guard(lock());
+  std::lock_guard<Mutex> guard(lock());
   auto* e = new Entry{ms};
   try {
     list().push_back(e);
@@ -111,7 +114,7 @@ void add(Metaspace* ms) {
 }
 
 void remove(Metaspace* ms) {
-  std::lock_guard<std::mutex> guard(lock());
+  std::lock_guard<Mutex> guard(lock());
   // A metaspace whose creation failed was never added, and one that ms_destroy retired is out
   // already: neither is a handle to remember here.
   Entry* e = take_out_locked(ms);
@@ -129,7 +132,7 @@ HandleState state_of(const void* handle) {
   for (const auto& slot : g_slots) {
     if (slot.load(std::memory_order_acquire) == handle) return HandleState::kLive;
   }
-  std::lock_guard<std::mutex> guard(lock());
+  std::lock_guard<Mutex> guard(lock());
   for (const Entry* e : list()) {
     if (e->ms == handle) return HandleState::kLive;
   }
@@ -156,7 +159,7 @@ HandleState enter(const void* handle, Call* call) {
     g_slot_calls[i].fetch_sub(1, std::memory_order_seq_cst);  // being retired: the lock decides
     break;
   }
-  std::lock_guard<std::mutex> guard(lock());
+  std::lock_guard<Mutex> guard(lock());
   for (Entry* e : list()) {
     if (e->ms == handle) {
       e->calls.fetch_add(1, std::memory_order_relaxed);
@@ -178,7 +181,7 @@ bool retire(Metaspace* ms, Call* own) {
   std::atomic<long>* slot_calls = nullptr;
   size_t slot = kSlots;
   {
-    std::lock_guard<std::mutex> guard(lock());
+    std::lock_guard<Mutex> guard(lock());
     for (const Call* c = t_calls; c != nullptr; c = c->outer_) {
       if (c->ms_ == ms && c != own && !c->destroy_within_) {
         fail(MS_ERR_INVALID_ARGUMENT, "ms_destroy of metaspace %p from within another call on "
@@ -210,14 +213,14 @@ bool retire(Metaspace* ms, Call* own) {
   }
   if (slot_calls != nullptr) wait_until_left(*slot_calls);
   wait_until_left(e->calls);
-  std::lock_guard<std::mutex> guard(lock());
+  std::lock_guard<Mutex> guard(lock());
   delete e;
   if (slot != kSlots) g_slots[slot].store(nullptr, std::memory_order_release);
   return true;
 }
 
 Metaspace* holding_loader_address(const void* p) {
-  std::lock_guard<std::mutex> guard(lock());
+  std::lock_guard<Mutex> guard(lock());
   for (Entry* e : list()) {
     if (e->ms->holds_loader_address(p)) return e->ms;
   }

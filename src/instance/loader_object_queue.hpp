@@ -1,7 +1,7 @@
 // A queue of loader objects that belong to no live loader (oldest first), linked through the
 // objects' own registry links (prev_/next_), which a dead or unused object does not need: the
-// metaspace's kept dead objects and parked objects (metaspace.hpp). Not thread-safe: the
-// metaspace's registry lock guards both.
+// registry's kept dead objects and parked objects (loader_registry.hpp). Not thread-safe: the
+// registry's lock guards both.
 #pragma once
 
 #include <cstddef>

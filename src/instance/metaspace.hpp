@@ -1,10 +1,12 @@
-// The metaspace: the commit limiter, the two spaces and the registry of loaders. Everything a
-// runtime holds a handle to hangs off one of these.
+// The metaspace: the commit limiter, the two spaces, the micro pool, the class-data archive and
+// the registry of loaders (LoaderRegistry), composed. Everything a runtime holds a handle to hangs
+// off one of these. Its statistics are in metaspace_stats.cpp, its verification in
+// metaspace_verify.cpp.
 //
 // Lock order (never the reverse): registry → loader → chunk manager (non-class, then class).
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/detail/loader_head.h>
 
 #include <atomic>
 #include <memory>
@@ -14,10 +16,10 @@
 
 #include "archive/archive_mapping.hpp"
 #include "commit/commit_limiter.hpp"
+#include "common/mutex.hpp"
 #include "context/class_space.hpp"
 #include "context/context.hpp"
-#include "instance/dead_handles.hpp"
-#include "instance/loader_object_queue.hpp"
+#include "instance/loader_registry.hpp"
 #include "loader/loader_metaspace.hpp"
 #include "loader/micro_pool.hpp"
 
@@ -87,23 +89,17 @@ class Metaspace {
     return archive_error_;
   }
 
-  // The loader's handle is l->handle(): its tag is chosen so that it is none of the handles
-  // that died last (dead_handles.hpp).
-  LoaderMetaspace* create_loader(ms_loader_kind_t kind, unsigned flags);
-  // The object goes back at once; its handle joins the dead handles.
-  ms_error_t destroy_loader(LoaderMetaspace* loader);
+  // The loaders and their handles: create, destroy, refuse (loader_registry.hpp).
+  LoaderRegistry& loaders() { return *loaders_; }
   // Whether p lies where this metaspace keeps loader objects (live_metaspaces.hpp). Lock-free.
   bool holds_loader_address(const void* p) const { return loader_objects_->in_range(p); }
-  // A handle whose object does not carry it: MS_ERR_DESTROYED (recorded) if it is one of the
-  // dead handles remembered, else MS_ERR_INVALID_ARGUMENT.
-  ms_error_t refuse_handle(uintptr_t handle);
-  // The statistics of the live loader `handle`, safe against its concurrent destruction: the
-  // handle is checked and the loader locked under the registry lock, which destruction takes.
-  // MS_ERR_DESTROYED / MS_ERR_INVALID_ARGUMENT as refuse_handle.
+  // The statistics of the live loader `handle`, safe against its concurrent destruction
+  // (LoaderRegistry::lock_live). MS_ERR_DESTROYED / MS_ERR_INVALID_ARGUMENT as
+  // LoaderRegistry::refuse.
   ms_error_t loader_stats(uintptr_t handle, LoaderStats* out);
 
   void purge();
-  // Never holds more than one loader lock at a time (see metaspace.cpp).
+  // Never holds more than one loader lock at a time (see metaspace_stats.cpp).
   Snapshot snapshot(const SnapshotOptions& options = {});
   // O(1), no loader lock.
   void usage(ms_usage_t* out) const;
@@ -117,40 +113,19 @@ class Metaspace {
   // Owner of this object for callbacks (the C handle).
   ms_metaspace_t* handle() { return reinterpret_cast<ms_metaspace_t*>(this); }
 
-  // A handle used after its loader's destruction gets MS_ERR_DESTROYED until this many more
-  // loaders of the metaspace died (docs/guarantees.md).
-  static constexpr size_t kDeadHandlesRemembered = DeadHandles::kRemembered;
-
  private:
   explicit Metaspace(const ms_settings_t& settings);
-  // Calls f(loader) for every live loader, with the registry lock and that loader's lock held.
-  template <typename F>
-  void visit_loaders(F f);
-  // The dead handles are consistent, none is a live loader's, each live loader's death has room.
-  bool verify_dead_handles();
-  // refuse_handle() with registry_lock_ held.
-  ms_error_t refuse_handle_locked(uintptr_t handle);
   // Brings the counters up to date, skipping loaders that are busy (never waits for one).
   void fold_all_loaders();
   // The totals of every space from its counters, under both chunk managers' locks.
   void space_totals(ms_stats_t& t, BookkeepingUsage bookkeeping[2]);
 
-  // Loader objects have slabs of their own, counted as the non-class space's overhead and
-  // returned when free like the rest of its bookkeeping. Apart, so that a page that held loader
-  // objects holds nothing else later: loader_stats() may read a stale handle's object (a freed
-  // or reused one, or zeros) under the registry lock, and every write to what it reads there is
-  // made under that lock too (creation, death).
-  SlabAllocator& loader_slabs() { return *loader_objects_; }
   // The space's bookkeeping outside chunks: its context's, and for the non-class space the
   // loader objects. O(1), lock-free.
   size_t outside_overhead_bytes(ms_space_t space) const {
     const Context& c = space == MS_SPACE_CLASS ? class_space_->context() : *nonclass_;
     return c.overhead_bytes() + (space == MS_SPACE_NONCLASS ? loader_objects_->committed_bytes() : 0);
   }
-  void free_loader_object(LoaderMetaspace* l);
-  // A new object whose handle, with some tag, is none of the dead handles; null with the error
-  // recorded. Caller holds registry_lock_.
-  LoaderMetaspace* new_loader_object();
   // Maps settings_.archive_path and sets *class_wish right above it. A refusal is recorded for
   // archive_status; false only if the policy is MS_ARCHIVE_REQUIRE (error recorded).
   bool map_archive(uintptr_t* class_wish);
@@ -160,7 +135,9 @@ class Metaspace {
   ms_settings_t settings_;
   CommitLimiter limiter_;
   std::unique_ptr<Context> nonclass_;
-  std::unique_ptr<SlabAllocator> loader_objects_;  // see loader_slabs()
+  // Loader objects have slabs of their own (LoaderRegistry), counted as the non-class space's
+  // overhead and returned when free like the rest of its bookkeeping.
+  std::unique_ptr<SlabAllocator> loader_objects_;
   std::unique_ptr<ClassSpace> class_space_;
   std::unique_ptr<MicroPool> micro_pool_;
   std::unique_ptr<LoaderEnvironment> loader_env_;  // what every loader refers to
@@ -173,29 +150,7 @@ class Metaspace {
   std::string archive_reason_;
   bool archive_refused_ = false;
 
-  mutable std::mutex registry_lock_;
-  LoaderMetaspace* live_ = nullptr;  // owned; doubly linked through prev_/next_
-  size_t live_count_ = 0;
-  size_t live_by_kind_[MS_LOADER_KIND_COUNT] = {};
-  // The handles of the loaders that died last (under registry_lock_), in the bookkeeping slabs.
-  std::unique_ptr<DeadHandles> dead_;
-  // Dead loaders whose handles could not be remembered yet (no room: the bookkeeping refused),
-  // oldest first: their objects stay, marked, until a later death finds room
-  // (forget_kept_objects). Under registry_lock_.
-  LoaderObjectQueue kept_;
-  // Moves every kept object's handle to dead_ (room reserved) and frees the object.
-  void forget_kept_objects();
-  // Loader objects all of whose handles are remembered as dead, oldest first
-  // (new_loader_object): at most 1 024 / 14 + 1 at a time while they are used up; purge() frees
-  // those that are not any more. Under registry_lock_.
-  LoaderObjectQueue parked_;
-  void free_usable_parked_objects();
-  // Gives l the first tag, from kHandleTags[first] on (wrapping), whose handle is not a dead one.
-  bool choose_tag(LoaderMetaspace* l, size_t first);
-  // The object and tag (its index) of the loader that died last: the slab hands that object out
-  // next, and the tag after it is the first one to try.
-  uintptr_t last_freed_object_ = 0;
-  size_t last_freed_tag_ = 0;
+  std::unique_ptr<LoaderRegistry> loaders_;  // after everything its loaders use
 };
 
 }  // namespace metaspace

@@ -2,7 +2,7 @@
 // value is refused with a sentence naming it before anything is reserved.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 namespace metaspace {
 

@@ -31,7 +31,7 @@
 // a root chunk with the object.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/detail/loader_head.h>
 
 #include <cstddef>
 #include <new>

@@ -4,13 +4,13 @@
 // waiter table). Meets Lockable, so std::lock_guard / std::unique_lock (try_to_lock) work with it.
 //
 // States: 0 free, 1 held, 2 held with (possibly) sleeping waiters. Assert builds also record the
-// holder (MS_ASSERT_LOCKED, common/assert.hpp): 8 bytes instead of 1.
+// holder (its LockOwner, common/lock_owner.hpp, for MS_ASSERT_LOCKED): 8 bytes instead of 1.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 
-#include "common/assert.hpp"
+#include "common/lock_owner.hpp"
 
 namespace metaspace {
 
@@ -22,7 +22,7 @@ class LoaderLock {
                                         std::memory_order_relaxed)) {
       lock_contended();
     }
-    MS_DEBUG_ONLY(owner_.store(current_thread_number(), std::memory_order_relaxed);)
+    owner_.acquired();
   }
   bool try_lock() {
     uint8_t expected = 0;
@@ -30,18 +30,14 @@ class LoaderLock {
                                         std::memory_order_relaxed)) {
       return false;
     }
-    MS_DEBUG_ONLY(owner_.store(current_thread_number(), std::memory_order_relaxed);)
+    owner_.acquired();
     return true;
   }
   void unlock() {
-    MS_DEBUG_ONLY(owner_.store(0, std::memory_order_relaxed);)
+    owner_.released();
     if (state_.exchange(0, std::memory_order_release) == 2) state_.notify_one();
   }
-#ifdef METASPACE_ASSERTS
-  bool held_by_current_thread() const {
-    return owner_.load(std::memory_order_relaxed) == current_thread_number();
-  }
-#endif
+  const LockOwner& owner() const { return owner_; }
 
  private:
   void lock_contended() {
@@ -58,13 +54,11 @@ class LoaderLock {
   }
 
   std::atomic<uint8_t> state_{0};
-#ifdef METASPACE_ASSERTS
-  std::atomic<uint32_t> owner_{0};  // the holder's current_thread_number(); 0 when free
-#endif
+  [[no_unique_address]] LockOwner owner_;
 };
 
-#ifdef METASPACE_ASSERTS
-inline bool held_by_current_thread(const LoaderLock& l) { return l.held_by_current_thread(); }
+#ifndef METASPACE_ASSERTS
+static_assert(sizeof(LoaderLock) == 1, "release builds: the state byte alone");
 #endif
 
 }  // namespace metaspace

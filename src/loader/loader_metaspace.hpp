@@ -28,7 +28,7 @@
 // are not shared run without it; they only move `top` within already committed memory.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/detail/loader_head.h>
 
 #include <atomic>
 #include <cstdint>

@@ -24,7 +24,7 @@
 // Lock order: loader → pool → chunk manager.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <cstddef>
 #include <cstdint>

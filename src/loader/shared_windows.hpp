@@ -39,7 +39,7 @@
 // never hands out a window of its former life.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/detail/loader_head.h>
 
 #include <atomic>
 #include <cstddef>

@@ -8,7 +8,7 @@
 // checked mode asks for `protect` to make it fault instead, accepting the extra mappings.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <cstddef>
 #include <cstdint>

@@ -29,7 +29,7 @@
 // Not thread-safe: the slab allocator above it holds its lock.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <cstddef>
 #include <cstdint>

@@ -2,7 +2,7 @@
 // tells whether memory goes to a few big loaders or to many micro ones.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <array>
 #include <cstdint>

@@ -6,7 +6,7 @@
 //   retired chunks' tails left in place (Arena::kSmallestTailWorthFiling), which are no blocks.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <cstdint>
 #include <cstdio>

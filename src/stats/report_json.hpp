@@ -3,7 +3,7 @@
 // removes or renames a field or changes its meaning; adding fields keeps it.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <cstdio>
 

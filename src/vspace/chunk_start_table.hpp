@@ -74,7 +74,7 @@
 // splits into 10 levels), which keeps the lab's smallest real traces above footprint/live 1.05.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <atomic>
 #include <cstddef>

@@ -23,7 +23,7 @@
 // `committed` (the space's bookkeeping counter, read lock-free by ms_get_usage) follows both.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <atomic>
 #include <cstddef>

@@ -30,7 +30,7 @@
 // beyond that is refused (MS_ERR_RESERVE_FAILED).
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <atomic>
 #include <cstddef>

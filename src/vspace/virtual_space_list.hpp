@@ -2,7 +2,7 @@
 // class space is one fixed node (its range is what narrow pointers encode), and full means full.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <atomic>
 #include <memory>

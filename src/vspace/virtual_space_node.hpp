@@ -15,7 +15,7 @@
 // uncommitted memory faults, and pays in mappings.
 #pragma once
 
-#include <metaspace/metaspace.h>
+#include <metaspace/types.h>
 
 #include <atomic>
 #include <cstddef>

@@ -33,7 +33,7 @@ namespace {
 // The library's own figures: checked mode's fence behind every block, and the number of later
 // deaths after which a dead handle is forgotten (it may then name a live loader again).
 constexpr size_t kFenceBytes = Fence::kBytes;
-constexpr uint64_t kDeadHandlesRemembered = Metaspace::kDeadHandlesRemembered;
+constexpr uint64_t kDeadHandlesRemembered = LoaderRegistry::kDeadHandlesRemembered;
 constexpr size_t kMaxOperations = 1500;
 constexpr size_t kMaxLoaders = 48;
 constexpr size_t kMaxBlocksPerLoader = 4096;

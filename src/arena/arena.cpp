@@ -87,7 +87,7 @@ bool Arena::ensure_free_blocks() {
   // there is one: this arena's own, and those of the arena that gives this one its tails.
   if (wastage_ == nullptr) file_tails_left_in_place();
   if (donor_ != nullptr && donor_->wastage_ == this) donor_->file_tails_left_in_place();
-  // From now on the owner's inline ms_deallocate and reuse work on the bins (metaspace.h): the
+  // From now on the owner's inline ms_deallocate and reuse work on the bins (metaspace/detail/): the
   // non-class arena's through the loader head, the class arena's through owner_deallocate and
   // owner_reuse, called by the library without the loader lock.
   if (fast_path_ && OwnerExclusion::available()) {

@@ -1,6 +1,7 @@
 // An arena: the memory of one loader in one space. Blocks are bumped off the current chunk; the
 // bump state (top, end) lives in a window the public header can reach, so the fast path inlines
-// into the runtime and is a handful of instructions (see ms_allocate in metaspace.h).
+// into the runtime and is a handful of instructions (ms__allocate_inline in
+// metaspace/detail/fast_path.h).
 //
 // Everything else happens here, out of line, with the owning loader's lock held:
 //   free blocks first (best fit) → current chunk (committing granules on demand) → enlarge the
@@ -131,7 +132,7 @@ class Arena {
 
   // The owner's path without the loader lock for an arena whose bins are published but that the
   // header's inline paths do not serve (the class arena of a loader that is not shared): the
-  // same push and pop as the inline ms_deallocate and reuse (metaspace.h, ms__bins_push/pop),
+  // same push and pop as the inline ms_deallocate and reuse (metaspace/detail/bins.h, ms__bins_push/pop),
   // under the same exclusion from readers. False / null: take the locked path. Only the thread
   // that may call the loader (one at a time) may call these.
   bool owner_deallocate(void* p, size_t bytes);

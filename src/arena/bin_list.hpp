@@ -3,7 +3,7 @@
 // link to the next one, so even a one-word block can be kept; the link's low bits (blocks are
 // 8-byte aligned) carry a small tag the owner gives each block (FreeBlocks: where it came from).
 //
-// The heads, counts and bitmap are the public struct ms__free_bins (metaspace.h): for a loader
+// The heads, counts and bitmap are the public struct ms__free_bins (metaspace/detail/loader_head.h): for a loader
 // that is not shared the inline ms_deallocate and ms_allocate push and pop blocks of tag 0
 // themselves, without a call or a lock. So
 //   - the per-bin counts are the only size figures (total blocks and words are summed from them),

@@ -136,7 +136,7 @@ class FreeBlocks {
   void set_current_chunk(const char* base) {
     bins_.shared_state().current_lo = reinterpret_cast<uintptr_t>(base);
   }
-  // What the inline paths of a loader that is not shared work on (metaspace.h). Once published
+  // What the inline paths of a loader that is not shared work on (metaspace/detail/). Once published
   // verify() excludes them while it walks the lists.
   ms__free_bins& publish() {
     published_ = true;

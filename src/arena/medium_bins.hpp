@@ -5,7 +5,7 @@
 // costs a cache miss per level, where a bin takes a push. 1.5 KiB, made only when an
 // arena first frees a block of these sizes (FreeBlocks::attach_medium).
 //
-// The storage is the public struct ms__medium_bins (metaspace.h): a non-class arena's small bins
+// The storage is the public struct ms__medium_bins (metaspace/detail/loader_head.h): a non-class arena's small bins
 // point to it, and the inline ms_deallocate and reuse of a loader that is not shared push and pop
 // its blocks of tag 0 as they do the small bins' (same rules: bin_list.hpp).
 #pragma once

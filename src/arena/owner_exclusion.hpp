@@ -1,6 +1,6 @@
-// Keeps a loader owner's inline free and reuse (metaspace.h: ms_deallocate, the reuse branch of
-// ms_allocate) out of the exact-size bins while another thread walks them (ms_verify), without
-// an atomic read-modify-write or a fence on the owner's side.
+// Keeps a loader owner's inline free and reuse (metaspace/detail/fast_path.h: ms_deallocate, the
+// reuse branch of ms_allocate) out of the exact-size bins while another thread walks them
+// (ms_verify), without an atomic read-modify-write or a fence on the owner's side.
 //
 // The owner: store busy = 1, load excluded; if it is set, busy = 0 and the out-of-line path
 // (which waits on the loader's lock, held by the walker). The walker: store excluded = 1, then

@@ -93,7 +93,7 @@ class LoaderMetaspace : public ms__loader_head {
   }
   void set_tag(uint8_t tag) { tag_ = tag; }
   // A dead loader whose object the metaspace keeps (its handle could not be remembered among
-  // the dead ones: Metaspace::destroy_loader); the object then tells a stale handle it is dead.
+  // the dead ones: LoaderRegistry::destroy); the object then tells a stale handle it is dead.
   void mark_kept_dead() { kind_.fetch_or(kKeptDeadBit, std::memory_order_relaxed); }
   bool kept_dead() const { return (kind_bits() & kKeptDeadBit) != 0; }
   // The object a handle names, whether or not it is (still) that handle's loader.
@@ -142,7 +142,7 @@ class LoaderMetaspace : public ms__loader_head {
            arenas_->of(MS_SPACE_CLASS).owner_deallocate(p, bytes);
   }
   // A shared loader's windows' key (SharedWindows::key()), kept in its public head
-  // (bump[MS_SPACE_NONCLASS].spare: metaspace.h) while it has windows; 0 for every other
+  // (bump[MS_SPACE_NONCLASS].spare: detail/loader_head.h) while it has windows; 0 for every other
   // loader. Only a shared loader's word is read: an executable built against an older header
   // may write the word of a loader whose inline paths are open, never a shared one's.
   uint64_t window_key() const {

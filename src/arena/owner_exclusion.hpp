@@ -10,7 +10,7 @@
 // sees `busy` (Dekker's argument with the owner's fence moved to the rare side). The owner thus
 // pays no lock-prefixed instruction, which a LoaderLock would cost on every free.
 //
-// Where membarrier is unavailable (kernels before 4.14, seccomp filters) `available()` is false
+// Where membarrier is unavailable (kernels before 4.3, seccomp filters) `available()` is false
 // and the arena never publishes its bins: every free and reuse then takes the locked path.
 #pragma once
 
@@ -20,7 +20,7 @@ namespace metaspace {
 
 class OwnerExclusion {
  public:
-  // Registers the process for expedited membarrier once; false if the kernel refuses.
+  // Whether the kernel offers membarrier (os/process_barrier.hpp); cheap after the first call.
   static bool available();
 
   // The walker's side: on return the owner is outside its inline paths and stays out until the

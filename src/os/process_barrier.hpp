@@ -9,10 +9,12 @@
 
 namespace metaspace::os {
 
-// Registers the process for the expedited command once (thread-safe); false where the kernel
-// refuses it (before 4.14, seccomp filters). Then the frequent side must fence itself.
+// Whether the kernel offers a process-wide barrier (membarrier's expedited or global command;
+// asked once, thread-safe, cheap); false before 4.3 or under a seccomp filter that refuses
+// membarrier. Then the frequent side must fence itself.
 bool process_barrier_available();
-// Only after process_barrier_available() returned true.
+// Only after process_barrier_available() returned true. The first call registers the process for
+// the expedited command (slow, once); where that is refused it falls back to the global command.
 void process_barrier();
 
 }  // namespace metaspace::os

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <new>
 
+#include "chunks/reclaim_policy.hpp"
 #include "os/fork_gate.hpp"
 
 namespace metaspace::api {
@@ -62,15 +63,6 @@ struct SizeText {
     std::snprintf(text, sizeof text, "%zu", bytes);
   }
 };
-
-const char* reclaim_name(ms_reclaim_t r) {
-  switch (r) {
-    case MS_RECLAIM_NONE: return "none";
-    case MS_RECLAIM_BALANCED: return "balanced";
-    case MS_RECLAIM_AGGRESSIVE: return "aggressive";
-  }
-  return "?";
-}
 
 const char* report_name(int format) {
   switch (format) {

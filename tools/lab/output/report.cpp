@@ -46,6 +46,15 @@ std::string format_load(const nlohmann::json& loads) {
   return out + (loads.size() == 3 ? " (1, 5, 15 min)" : "");
 }
 
+// What a figure drawn by the run's plot batch prints once its page is written: the figure and the
+// page, or why the figure is missing and the page.
+void say_page_written(const std::string& base, const std::string& problem) {
+  if (problem.empty())
+    std::fprintf(stdout, "wrote %s.png, %s.html\n", base.c_str(), base.c_str());
+  else
+    std::fprintf(stdout, "%s\nwrote %s.html\n", problem.c_str(), base.c_str());
+}
+
 std::string title_of(const RunResult& result) {
   return result.label.empty() ? fmt::format("metaspace-lab {}", result.scenario)
                               : fmt::format("metaspace-lab {}: {}", result.scenario, result.label);
@@ -128,10 +137,7 @@ void report(RunResult& result, const Scenario& scenario, const ReportOptions& op
   } else if (PlotBatch* batch = PlotBatch::current()) {
     batch->add(base + ".json", base + ".png", [write_page, base](const std::string& problem) {
       write_page(problem);
-      if (problem.empty())
-        std::fprintf(stdout, "wrote %s.png, %s.html\n", base.c_str(), base.c_str());
-      else
-        std::fprintf(stdout, "%s\nwrote %s.html\n", problem.c_str(), base.c_str());
+      say_page_written(base, problem);
     });
     std::fprintf(stdout, "wrote %s.json, %s.csv (the figure and the page follow)\n", base.c_str(), base.c_str());
   } else {
@@ -217,10 +223,7 @@ std::string write_trace_summary(const TraceSummary& summary, const std::string& 
   if (PlotBatch* batch = PlotBatch::current()) {
     batch->add(base + ".json", base + ".png", [write_page, base](const std::string& problem) {
       write_page(problem);
-      if (problem.empty())
-        std::fprintf(stdout, "wrote %s.png, %s.html\n", base.c_str(), base.c_str());
-      else
-        std::fprintf(stdout, "%s\nwrote %s.html\n", problem.c_str(), base.c_str());
+      say_page_written(base, problem);
     });
     return fmt::format("wrote {0}.json, {0}.md (the figure and the page follow)", base);
   }

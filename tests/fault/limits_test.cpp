@@ -202,6 +202,19 @@ ms_settings_t runtime_settings(size_t threshold, ms_gc_callback_t callback, void
   return s;
 }
 
+// Allocates 1000-byte blocks of `l` until the GC callback has counted a call in `calls` or a
+// request is refused; returns the last call's block (NULL if it was refused), *served the blocks
+// served before it. At most 100 000 blocks.
+void* allocate_until_told(ms_loader_t* l, const int& calls, int* served) {
+  void* p = nullptr;
+  while (calls == 0 && *served < 100000) {
+    p = ms_allocate(l, MS_SPACE_NONCLASS, 1000);
+    if (p == nullptr) break;
+    ++*served;
+  }
+  return p;
+}
+
 // The callback is the runtime's GC: it unloads and purges, and the refused request is tried
 // again and served. From the callback ms_gc_done tells the new threshold (policy: at least 40 %
 // free, at most 70 %, at most the cap).
@@ -278,13 +291,8 @@ TEST_P(CallbackDestroysTheAllocatingLoader, TheCallGetsDestroyedAndTheNewLoaderI
   ms_loader_t* l = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
   ASSERT_NE(l, nullptr);
   rt.victim = l;
-  void* p = nullptr;
   int served = 0;
-  while (rt.calls == 0 && served < 100000) {
-    p = ms_allocate(l, MS_SPACE_NONCLASS, 1000);
-    if (p == nullptr) break;
-    served++;
-  }
+  void* p = allocate_until_told(l, rt.calls, &served);
   ASSERT_EQ(rt.calls, 1) << "the callback never came; " << served << " blocks served";
   EXPECT_EQ(p, nullptr) << "a block of a loader the callback destroyed";
   EXPECT_EQ(ms_last_error(), MS_ERR_DESTROYED) << ms_last_error_text();
@@ -343,13 +351,8 @@ TEST_P(CallbackDestroysTheMetaspace, TheAllocationGetsDestroyedAndTouchesNothing
   ASSERT_NE(ms, nullptr);
   ms_loader_t* l = ms_loader_create(ms, MS_LOADER_STANDARD, 0);
   ASSERT_NE(l, nullptr);
-  void* p = nullptr;
   int served = 0;
-  while (rt.calls == 0 && served < 100000) {
-    p = ms_allocate(l, MS_SPACE_NONCLASS, 1000);
-    if (p == nullptr) break;
-    served++;
-  }
+  void* p = allocate_until_told(l, rt.calls, &served);
   ASSERT_EQ(rt.calls, 1) << "the callback never came; " << served << " blocks served";
   EXPECT_EQ(p, nullptr) << "a block of a destroyed metaspace";
   EXPECT_EQ(ms_last_error(), MS_ERR_DESTROYED) << ms_last_error_text();

@@ -17,6 +17,7 @@
 
 #include "support/accounting.hpp"
 #include "support/failures.hpp"
+#include "support/observer_calls.hpp"
 
 namespace {
 
@@ -218,17 +219,7 @@ TEST(UsageConcurrency, ObserversAcrossDestroy) {
         std::this_thread::yield();
         continue;
       }
-      ms_error_t e = MS_OK;
-      if (me == 0) {
-        ms_usage_t u{};
-        u.size = sizeof u;
-        e = ms_get_usage(ms, &u);
-      } else if (me == 1) {
-        ms_stats_t st;
-        e = ms_get_stats(ms, &st);
-      } else {
-        e = ms_verify(ms);
-      }
+      ms_error_t e = metaspace::test::observe(ms, me);
       seen[me].store(r);
       if (e == MS_ERR_DESTROYED) {
         acked[me].store(r);

@@ -19,6 +19,7 @@
 #include "loader/shared_windows.hpp"
 #include "os/fault_injection.hpp"
 #include "support/accounting.hpp"
+#include "support/observer_calls.hpp"
 
 extern "C" {
 void* msfuzz_allocate_raw(ms_loader_t* loader, int space, size_t bytes);
@@ -491,17 +492,7 @@ class Session {
         const int call = (how >> 5) % 3;
         std::thread observer([&] {
           for (;;) {
-            ms_error_t e;
-            if (call == 0) {
-              ms_usage_t u{};
-              u.size = sizeof u;
-              e = ms_get_usage(side, &u);
-            } else if (call == 1) {
-              ms_stats_t st;
-              e = ms_get_stats(side, &st);
-            } else {
-              e = ms_verify(side);
-            }
+            ms_error_t e = metaspace::test::observe(side, call);
             started.store(true);
             if (e == MS_ERR_DESTROYED) return;
             if (e != MS_OK) {

@@ -23,6 +23,8 @@ import statistics
 import subprocess
 import sys
 
+from compare import process_rss_kib  # this folder's compare.py
+
 VMA = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) ")
 NODE = re.compile(r"node #\d+: base (0x[0-9a-f]+): reserved=([\d.]+) KB")
 
@@ -61,21 +63,13 @@ def metaspace_rss_kib(jdk, pid, lib):
     return total
 
 
-def total_rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 def one_run(jdk, args, at, lib):
     cmd = [str(jdk / "bin" / "java"), "-XX:+UseLibMetaspace" if lib else "-XX:-UseLibMetaspace", *args]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         for line in p.stdout:
             if re.search(at, line):
-                return metaspace_rss_kib(jdk, p.pid, lib), total_rss_kib(p.pid)
+                return metaspace_rss_kib(jdk, p.pid, lib), process_rss_kib(p.pid)
         raise RuntimeError(f"{' '.join(cmd)} ended before printing a line matching {at!r}")
     finally:
         p.kill()

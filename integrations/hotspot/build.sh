@@ -4,6 +4,10 @@
 # result is there already, so a second run only rebuilds what changed (make and ccache).
 #
 #   integrations/hotspot/build.sh [WORK]
+#   DEBUG_LEVEL=fastdebug integrations/hotspot/build.sh [WORK]
+#
+# DEBUG_LEVEL=fastdebug builds HotSpot's optimized VM with its asserts on, and links the library
+# with MS_ASSERT on; it lives beside the release build (libms-fastdebug/, jdk-fastdebug/).
 #
 # WORK (default $MS_HOTSPOT_WORK, else ~/.cache/libmetaspace-hotspot) holds everything, outside
 # the repository: jdk17/ (source + build folder), libms/ (the library as linked in), jdk/ (the
@@ -24,7 +28,15 @@ V=17.0.19+10-1~deb12u2
 VERSION_STRING=17.0.19+10
 SYSTEM_JDK=/usr/lib/jvm/java-17-openjdk-amd64
 SRC=$work/jdk17
-CONF=linux-x86_64-server-release
+LEVEL=${DEBUG_LEVEL:-release}
+case $LEVEL in
+  release) suffix=""; prelink_mode="" ;;
+  fastdebug) suffix="-fastdebug"; prelink_mode="asserts" ;;
+  *) echo "build.sh: DEBUG_LEVEL is release or fastdebug, not '$LEVEL'" >&2; exit 2 ;;
+esac
+CONF=linux-x86_64-server-$LEVEL
+LIBMS=$work/libms$suffix
+JDK=$work/jdk$suffix
 BUILT=$SRC/build/$CONF/support/modules_libs/java.base/server/libjvm.so
 
 say() { printf '\n== %s\n' "$*"; }
@@ -74,53 +86,53 @@ for p in "$here"/patches/*.patch; do
 done
 
 # 4. The JDK the built VM runs in: a copy of the installed 17.0.19.
-if [ ! -x "$work/jdk/bin/java" ]; then
+if [ ! -x "$JDK/bin/java" ]; then
   v=$(jdk_version "$SYSTEM_JDK")
   if [ "$v" != "17.0.19" ]; then
     echo "build.sh: $SYSTEM_JDK is $v, not 17.0.19: apt-get install --allow-downgrades openjdk-17-jdk-headless=$V openjdk-17-jre-headless=$V" >&2
     exit 1
   fi
-  say "JDK copy: $work/jdk"
-  cp -aL "$SYSTEM_JDK" "$work/jdk.tmp" 2>/dev/null || true  # src.zip is a dangling link
-  mv "$work/jdk.tmp" "$work/jdk"
-  cp "$work/jdk/lib/server/libjvm.so" "$work/jdk/lib/server/libjvm.so.packaged"
+  say "JDK copy: $JDK"
+  cp -aL "$SYSTEM_JDK" "$JDK.tmp" 2>/dev/null || true  # src.zip is a dangling link
+  mv "$JDK.tmp" "$JDK"
+  cp "$JDK/lib/server/libjvm.so" "$JDK/lib/server/libjvm.so.packaged"
 fi
 
 # 5. libmetaspace as linked into libjvm.so.
-say "libmetaspace: $repo -> $work/libms"
-"$here/prelink.sh" "$repo" "$work/libms"
+say "libmetaspace: $repo -> $LIBMS"
+"$here/prelink.sh" "$repo" "$LIBMS" $prelink_mode
 
 # 6. Configure once, then build only HotSpot.
 if [ ! -f "$SRC/build/$CONF/spec.gmk" ]; then
   say "configure"
   (cd "$SRC" && bash configure --with-boot-jdk="$SYSTEM_JDK" --with-jvm-variants=server \
-     --enable-headless-only --disable-warnings-as-errors --with-debug-level=release \
+     --enable-headless-only --disable-warnings-as-errors --with-debug-level=$LEVEL \
      --with-native-debug-symbols=none --with-version-string="$VERSION_STRING" \
-     --with-pcsclite=system --enable-ccache > "$work/configure.log" 2>&1) ||
-    { tail -n 30 "$work/configure.log"; exit 1; }
+     --with-pcsclite=system --enable-ccache > "$work/configure$suffix.log" 2>&1) ||
+    { tail -n 30 "$work/configure$suffix.log"; exit 1; }
 fi
-say "make hotspot (log: $work/build.log)"
+say "make hotspot, $LEVEL (log: $work/build$suffix.log)"
 start=$(date +%s)
-if ! (cd "$SRC" && make hotspot JOBS="$jobs" LOG=warn LIBMETASPACE_HOME="$work/libms" > "$work/build.log" 2>&1); then
-  grep -E 'error|Error' "$work/build.log" | head -n 30
+if ! (cd "$SRC" && make hotspot CONF="$CONF" JOBS="$jobs" LOG=warn LIBMETASPACE_HOME="$LIBMS" > "$work/build$suffix.log" 2>&1); then
+  grep -E 'error|Error' "$work/build$suffix.log" | head -n 30
   exit 1
 fi
 echo "built in $(( $(date +%s) - start )) s: $BUILT"
 
 # 7. Install into the JDK copy, dump its CDS archive with the built VM (the packaged archive
 #    belongs to the packaged VM; both metaspaces map this one), and check both.
-if ! cmp -s "$BUILT" "$work/jdk/lib/server/libjvm.so"; then
-  cp "$BUILT" "$work/jdk/lib/server/libjvm.so"
-  "$work/jdk/bin/java" -Xshare:dump > "$work/cds-dump.log" 2>&1 ||
-    { tail -n 20 "$work/cds-dump.log"; exit 1; }
+if ! cmp -s "$BUILT" "$JDK/lib/server/libjvm.so"; then
+  cp "$BUILT" "$JDK/lib/server/libjvm.so"
+  "$JDK/bin/java" -Xshare:dump > "$work/cds-dump$suffix.log" 2>&1 ||
+    { tail -n 20 "$work/cds-dump$suffix.log"; exit 1; }
 fi
-"$work/jdk/bin/java" -version 2>&1 | sed 's/^/  off: /'
-"$work/jdk/bin/java" -XX:+UseLibMetaspace -version 2>&1 | sed 's/^/  on:  /'
+"$JDK/bin/java" -version 2>&1 | sed 's/^/  off: /'
+"$JDK/bin/java" -XX:+UseLibMetaspace -version 2>&1 | sed 's/^/  on:  /'
 cat <<EOF
 
 Run it:
-  $work/jdk/bin/java -XX:+UseLibMetaspace ...      (libmetaspace)
-  $work/jdk/bin/java ...                           (HotSpot's own metaspace)
+  $JDK/bin/java -XX:+UseLibMetaspace ...      (libmetaspace)
+  $JDK/bin/java ...                           (HotSpot's own metaspace)
 HotSpot's tests, flag off and on:  integrations/hotspot/jtreg.sh $work
-Real programs side by side:        integrations/hotspot/compare.py --jdk $work/jdk
+Real programs side by side:        integrations/hotspot/compare.py --jdk $JDK
 EOF

@@ -11,6 +11,8 @@
 # VM any test starts has it, flagless tests included (each prints "Picked up JAVA_TOOL_OPTIONS"
 # on stderr). both: off, on and on-env.
 # TEST defaults to the metaspace groups below (paths under test/hotspot/jtreg of the source).
+# JDK_UNDER_TEST picks another JDK than WORK/jdk (e.g. WORK/jdk-fastdebug); its reports then go to
+# WORK/jtreg-MODE-<its folder name>.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +20,9 @@ work=${1:-${MS_HOTSPOT_WORK:-$HOME/.cache/libmetaspace-hotspot}}
 modes=${2:-both}
 shift $(( $# < 2 ? $# : 2 ))
 work=$(cd "$work" && pwd)
+jdk=${JDK_UNDER_TEST:-$work/jdk}
+tag=""
+[ -n "${JDK_UNDER_TEST:-}" ] && tag="-$(basename "$jdk")"
 T=$work/jdk17/test/hotspot/jtreg
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
@@ -31,12 +36,12 @@ for mode in $modes; do
   opts=()
   [ "$mode" = on ] && opts+=(-vmoption:-XX:+UseLibMetaspace)
   [ "$mode" = on-env ] && opts+=(-e:JAVA_TOOL_OPTIONS=-XX:+UseLibMetaspace)
-  out=$work/jtreg-$mode
+  out=$work/jtreg-$mode$tag
   rm -rf "$out"
   mkdir -p "$out"
   start=$(date +%s)
   echo "== jtreg, flag $mode: ${tests[*]}"
-  (cd "$T" && jtreg -jdk:"$work/jdk" -w:"$out/work" -r:"$out/report" -v:summary -conc:1 \
+  (cd "$T" && jtreg -jdk:"$jdk" -w:"$out/work" -r:"$out/report" -v:summary -conc:1 \
      -timeoutFactor:4 ${opts[@]+"${opts[@]}"} "${tests[@]}" > "$out/summary.txt" 2>&1) || true
   secs=$(( $(date +%s) - start ))
   "$here/jtreg_table.py" "$out" --seconds "$secs" | tee "$out/table.txt"

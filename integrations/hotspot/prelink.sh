@@ -2,15 +2,18 @@
 # Builds libmetaspace for linking into libjvm.so: a release static library, prelinked into one
 # object whose only global symbols are the C API (ms_*). HotSpot's own metaspace lives in a C++
 # namespace called `metaspace` too; with every other symbol local, the two never meet at link time.
-#   prelink.sh REPO OUT   (OUT/include, OUT/libmetaspace_hotspot.o)
+#   prelink.sh REPO OUT [asserts]   (OUT/include, OUT/libmetaspace_hotspot.o)
+# `asserts` keeps the optimized build and turns MS_ASSERT on, for HotSpot's fastdebug VM.
 set -euo pipefail
 repo=$(cd "$1" && pwd)
 out=$2
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 build="$out/build"
+asserts=OFF
+[ "${3:-}" = asserts ] && asserts=ON
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMETASPACE_TESTS=OFF \
-  -DMETASPACE_LAB=OFF -DMETASPACE_BENCH=OFF -DMETASPACE_FAULT_INJECTION=OFF \
+  -DMETASPACE_LAB=OFF -DMETASPACE_BENCH=OFF -DMETASPACE_FAULT_INJECTION=OFF -DMETASPACE_ASSERTS=$asserts \
   -DCMAKE_CXX_COMPILER_LAUNCHER="$(command -v ccache || true)" >/dev/null
 cmake --build "$build" --target metaspace -j2
 ld -r --whole-archive "$build/libmetaspace.a" -o "$build/archive.o"

@@ -12,7 +12,8 @@ import java.util.regex.Pattern;
 
 /**
  * What HotSpot's own tests do not cover about -XX:+UseLibMetaspace, one check per argument:
- *   report PAYLOAD        jcmd VM.metaspace prints the library's report, with every loader
+ *   report PAYLOAD        jcmd VM.metaspace prints the library's report, with every loader,
+ *                         and show-classes names each loader's classes
  *   mxbean PAYLOAD        the memory pools' used / committed are the library's (within 64 KiB of
  *                         the report taken just before, in bytes)
  *   oom PAYLOAD           loading until the cap: OutOfMemoryError, message printed
@@ -64,6 +65,11 @@ public class LibMetaspaceChecks {
     check(m.find(), "no loader count", out);
     check(Integer.parseInt(m.group(3)) >= 50, "fewer than the 50 standard loaders made here", out);
     check(Integer.parseInt(m.group(2)) == 1, "not exactly one boot loader", out);
+    String classes = jcmd("VM.metaspace", "show-loaders", "show-classes");
+    Matcher w = Pattern.compile("^\\s+\\d+: payload\\.Workload$", Pattern.MULTILINE).matcher(classes);
+    int named = 0;
+    while (w.find()) named++;
+    check(named >= 50, "show-classes names payload.Workload under " + named + " loaders, not the 50 made here", classes);
   }
 
   // "  both:   reserved committed used ..." in bytes (scale=1 prints plain byte counts).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Our own checks of the built VM (build.sh): the report through jcmd, the memory pools against the
-# library's figures, and OutOfMemoryError at the cap and at a full class space, with the flag on.
+# Our own checks of the built VM (build.sh), with the flag on: the report through jcmd, the memory
+# pools against the library's figures, OutOfMemoryError at the cap and at a full class space, CDS
+# archives dumped and mapped, and class unloading under each collector.
 #   integrations/hotspot/tests/run.sh [WORK]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,7 +37,34 @@ expect "-Xshare:on maps the CDS archive below the library's class space" 'mixed 
   "$jdk/bin/java" -Xshare:on -XX:+UseLibMetaspace -version
 expect "-Xshare:off runs unshared" 'mixed mode\)' \
   "$jdk/bin/java" -Xshare:off -XX:+UseLibMetaspace -version
-expect "-Xshare:dump is refused with the reason" 'cannot dump a CDS archive' \
-  "$jdk/bin/java" -Xshare:dump -XX:+UseLibMetaspace -XX:SharedArchiveFile="$tmp/x.jsa"
+dump() {  # ARCHIVE COMMAND...: the VM's output, then "DUMPED" if it exited 0 and wrote ARCHIVE
+  local archive=$1
+  shift
+  "$@" && [ -s "$archive" ] && echo DUMPED
+}
+expect "-Xshare:dump with the flag writes an archive" '^DUMPED' \
+  dump "$tmp/static.jsa" "$jdk/bin/java" -Xshare:dump -XX:+UseLibMetaspace -XX:SharedArchiveFile="$tmp/static.jsa"
+expect "that archive maps without the flag" 'mixed mode, sharing' \
+  "$jdk/bin/java" -Xshare:on -XX:SharedArchiveFile="$tmp/static.jsa" -version
+expect "that archive maps with the flag" 'mixed mode, sharing' \
+  "$jdk/bin/java" -Xshare:on -XX:+UseLibMetaspace -XX:SharedArchiveFile="$tmp/static.jsa" -version
+"$jdk/bin/jar" cf "$tmp/checks.jar" -C "$tmp/checks" .
+expect "-XX:ArchiveClassesAtExit with the flag writes a dynamic archive" '^DUMPED' \
+  dump "$tmp/dynamic.jsa" "$jdk/bin/java" -XX:+UseLibMetaspace -cp "$tmp/checks.jar" \
+  -XX:ArchiveClassesAtExit="$tmp/dynamic.jsa" LibMetaspaceChecks report "$tmp/payload"
+expect "the dynamic archive's classes load from it with the flag" \
+  'LibMetaspaceChecks source: shared objects file \(top\)' \
+  "$jdk/bin/java" -XX:+UseLibMetaspace -XX:SharedArchiveFile="$tmp/dynamic.jsa" -Xlog:class+load \
+  -cp "$tmp/checks.jar" LibMetaspaceChecks report "$tmp/payload"
+"$jdk/bin/javac" -d "$tmp/churn" "$here/../programs/ClassChurn.java"
+churn() {  # GC: ClassChurn with the flag; "UNLOADED" if it exits 0 having unloaded payload classes
+  local out
+  out=$("$jdk/bin/java" -XX:+UseLibMetaspace "-XX:+Use$1GC" -Xlog:class+unload -cp "$tmp/churn" \
+        ClassChurn "$tmp/payload" 6 200 2>&1) || { echo "$out"; return 1; }
+  grep -q 'unloading class payload\.' <<<"$out" && echo UNLOADED || echo "$out"
+}
+for gc in Serial Parallel G1 Z Shenandoah; do
+  expect "class unloading returns loaders to the library under ${gc}GC" '^UNLOADED' churn "$gc"
+done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

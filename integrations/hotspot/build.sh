@@ -133,6 +133,7 @@ cat <<EOF
 Run it:
   $JDK/bin/java -XX:+UseLibMetaspace ...      (libmetaspace)
   $JDK/bin/java ...                           (HotSpot's own metaspace)
-HotSpot's tests, flag off and on:  integrations/hotspot/jtreg.sh $work
+Our checks:                        JDK_UNDER_TEST=$JDK integrations/hotspot/tests/run.sh $work
+HotSpot's tests, flag off and on:  JDK_UNDER_TEST=$JDK integrations/hotspot/jtreg.sh $work
 Real programs side by side:        integrations/hotspot/compare.py --jdk $JDK
 EOF

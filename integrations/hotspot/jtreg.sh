@@ -12,7 +12,8 @@
 # on stderr). both: off, on and on-env.
 # TEST defaults to the metaspace groups below (paths under test/hotspot/jtreg of the source).
 # JDK_UNDER_TEST picks another JDK than WORK/jdk (e.g. WORK/jdk-fastdebug); its reports then go to
-# WORK/jtreg-MODE-<its folder name>.
+# WORK/jtreg-MODE-<its folder name>. JTREG_TAG=NAME sends them to WORK/jtreg-MODE-NAME instead, so
+# that a run of other tests keeps the reports of the default groups.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,6 +24,7 @@ work=$(cd "$work" && pwd)
 jdk=${JDK_UNDER_TEST:-$work/jdk}
 tag=""
 [ -n "${JDK_UNDER_TEST:-}" ] && tag="-$(basename "$jdk")"
+[ -n "${JTREG_TAG:-}" ] && tag="-$JTREG_TAG"
 T=$work/jdk17/test/hotspot/jtreg
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then

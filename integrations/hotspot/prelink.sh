@@ -16,7 +16,21 @@ cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMETASPACE_TES
   -DMETASPACE_LAB=OFF -DMETASPACE_BENCH=OFF -DMETASPACE_FAULT_INJECTION=OFF -DMETASPACE_ASSERTS=$asserts \
   -DCMAKE_CXX_COMPILER_LAUNCHER="$(command -v ccache || true)" >/dev/null
 cmake --build "$build" --target metaspace -j2
-ld -r --whole-archive "$build/libmetaspace.a" -o "$build/archive.o"
+# Every member of the archive, the code a VM runs at start-up first and the code it may never run
+# (reports, the class-data archive, verify) last: the kernel maps a file's pages in 64 KiB windows
+# around each fault, so the code start-up runs, kept together, costs fewer resident pages
+# (java -version: 192 KiB of the library's code instead of 256).
+members="$build/members"
+rm -rf "$members" && mkdir -p "$members"
+(cd "$members" && ar x "$build/libmetaspace.a")
+dups=$(ar t "$build/libmetaspace.a" | sort | uniq -d)
+[ -z "$dups" ] || { echo "prelink: archive members share a name: $dups" >&2; exit 1; }
+cold='^(report|report_json|report_api|json_writer|overhead_breakdown|kind_stats|scale|archive_.*|lazy_relocation|metaspace_verify|shared_windows|builder_handles)\.cpp\.o$'
+hot=() cold_objs=()
+for m in $(ar t "$build/libmetaspace.a"); do
+  if [[ $m =~ $cold ]]; then cold_objs+=("$members/$m"); else hot+=("$members/$m"); fi
+done
+ld -r "${hot[@]}" "${cold_objs[@]}" -o "$build/archive.o"
 # HotSpot's build refuses objects that call the global operator new/delete: the library's calls go
 # to malloc-based ones of its own (operator_new.cpp), renamed to libms_hs_<mangled name>.
 here=$(cd "$(dirname "$0")" && pwd)

@@ -20,14 +20,15 @@ cmake --build "$build" --target metaspace -j2
 # (reports, the class-data archive, verify) last: the kernel maps a file's pages in 64 KiB windows
 # around each fault, so the code start-up runs, kept together, costs fewer resident pages
 # (java -version: 192 KiB of the library's code instead of 256).
+names=$(ar t "$build/libmetaspace.a")
+dups=$(sort <<<"$names" | uniq -d)
+[ -z "$dups" ] || { echo "prelink: archive members share a name: $dups" >&2; exit 1; }
 members="$build/members"
 rm -rf "$members" && mkdir -p "$members"
 (cd "$members" && ar x "$build/libmetaspace.a")
-dups=$(ar t "$build/libmetaspace.a" | sort | uniq -d)
-[ -z "$dups" ] || { echo "prelink: archive members share a name: $dups" >&2; exit 1; }
 cold='^(report|report_json|report_api|json_writer|overhead_breakdown|kind_stats|scale|archive_.*|lazy_relocation|metaspace_verify|shared_windows|builder_handles)\.cpp\.o$'
 hot=() cold_objs=()
-for m in $(ar t "$build/libmetaspace.a"); do
+for m in $names; do
   if [[ $m =~ $cold ]]; then cold_objs+=("$members/$m"); else hot+=("$members/$m"); fi
 done
 ld -r "${hot[@]}" "${cold_objs[@]}" -o "$build/archive.o"

@@ -20,15 +20,13 @@
 // object, and the chunk doubles in place while it is the arena's only one (Arena, "home chunk").
 // Why: loaders that die in random order leave slab pages holding the survivors' arenas (13 to a
 // page), while each survivor's first chunk, its first 4 KiB granule pinned by it anyway, has
-// ~650 bytes free there
-// (docs/bookkeeping.md, "A loader's arenas in its first non-class chunk", has the traces). The
-// object's bytes count as overhead, not used
-// (Arena::adopt_home_chunk), and the chunk goes back last, after the arenas are destroyed
-// (destroy()). Everything else stays in the slab: micro loaders (graduated),
-// shared, checked and counting loaders, a loader whose first need of the arenas is a class
-// block or a pooled block's free (no non-class chunk is taken for it: such a request must not
-// start failing at the cap for a chunk it does not use), and a first request too large to share
-// a root chunk with the object.
+// ~650 bytes free there (docs/bookkeeping.md, "A loader's arenas in its first non-class chunk",
+// has the traces). The object's bytes count as overhead, not used (Arena::adopt_home_chunk), and
+// the chunk goes back last, after the arenas are destroyed (destroy()). Everything else stays in
+// the slab: micro loaders (graduated), shared, checked and counting loaders, a loader whose
+// first need of the arenas is a class block or a pooled block's free (no non-class chunk is taken
+// for it: such a request must not start failing at the cap for a chunk it does not use), and a
+// first request too large to share a root chunk with the object.
 #pragma once
 
 #include <metaspace/detail/loader_head.h>
